@@ -1,0 +1,38 @@
+"""gradtape: TensorFlow 2's GradientTape API on NumPy (CPU) and CuPy (CUDA GPUs).
+
+    import gradtape as gt
+    x = gt.constant(3.0)
+    with gt.GradientTape() as g:
+        g.watch(x)
+        y = x * x
+    g.gradient(y, x)        # gt.Tensor(6.0, shape=(), dtype=float32, device=cpu:0)
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .dtypes import (DType, as_dtype, float16, float32, float64, int8, int16, int32, int64,
+                     uint8, bool, half, double)
+from .backend import Device, DeviceError, device_scope as device, get_device
+from .tensor import Tensor, Variable, TensorShape, constant, convert_to_tensor, is_tensor
+from . import ops as _ops  # registers every primitive
+from .registry import InvalidArgumentError
+from .tape import GradientTape, UnconnectedGradients
+from . import nest, config, debugging
+
+from .ops.core import (identity, stop_gradient, cast, broadcast_to, zeros, ones, zeros_like,
+                       ones_like, fill, copy_to_device)
+from .ops.math import (add, subtract, multiply, divide, truediv, negative, abs, sign, exp, log,
+                       sqrt, square, pow, maximum, minimum, where, tanh, sigmoid, sin, cos, tan,
+                       clip_by_value, floordiv, floormod, equal, not_equal, less, less_equal,
+                       greater, greater_equal, logical_and, logical_or, logical_not,
+                       add_n, round, floor, ceil)
+from .ops.reduce import (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,
+                         reduce_logsumexp, reduce_any, reduce_all, argmax, argmin, norm, cumsum)
+from .ops.linalg import matmul, tensordot, einsum
+from .ops.shape import (reshape, transpose, expand_dims, squeeze, concat, stack, unstack, split,
+                        tile, gather, gather_nd, pad, one_hot, range, linspace, eye, shape, size,
+                        rank, reverse, boolean_mask, repeat)
+from . import math, linalg
+
+__all__ = [name for name in dir() if not name.startswith("_")]

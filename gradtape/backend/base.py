@@ -1,0 +1,103 @@
+"""The device protocol: one object per place that owns its array namespace."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+
+class DeviceError(RuntimeError):
+    """A device is unknown, unavailable, or two devices were mixed."""
+
+
+class Device:
+    """A place where arrays live (``cpu:0``, ``gpu:0`` ...).
+
+    ``xp`` is the array namespace (``numpy`` or ``cupy``); every op runs through it.
+    """
+
+    kind: str = "cpu"
+    index: int = 0
+    xp = np
+    #: True when arrays live in host memory (NumPy can read them without a copy).
+    host_visible = True
+    #: True when a switch of the active device is needed before launching work.
+    needs_switch = False
+
+    def __init__(self, kind: str, index: int):
+        self.kind = kind
+        self.index = index
+        self.name = f"{kind}:{index}"
+        self.sync_count = 0
+
+    # --- identity -------------------------------------------------------------------
+    def __repr__(self):
+        return f"Device('{self.name}')"
+
+    def __str__(self):
+        return self.name
+
+    def __eq__(self, other):
+        if isinstance(other, Device):
+            return self is other
+        if isinstance(other, str):
+            from . import parse_device_name
+            try:
+                return parse_device_name(other) == (self.kind, self.index)
+            except DeviceError:
+                return False
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
+
+    # --- arrays ---------------------------------------------------------------------
+    def is_native(self, value) -> bool:
+        """True when ``value`` is an array of this device's namespace."""
+        return isinstance(value, np.ndarray)
+
+    def asarray(self, value, dtype=None):
+        """Place a host value (scalar, list, NumPy array) on this device."""
+        return np.asarray(value, dtype=dtype)
+
+    def to_host(self, array) -> np.ndarray:
+        """Copy an array of this device to a host NumPy array."""
+        return np.asarray(array)
+
+    def from_other(self, array, source: "Device"):
+        """Copy an array of another device onto this one."""
+        return self.asarray(source.to_host(array))
+
+    def copy(self, array):
+        return self.xp.array(array, copy=True)
+
+    def scatter_add(self, target, indices, values):
+        """``target[indices] += values`` with repeated indices summed (in place)."""
+        np.add.at(target, indices, values)
+
+    def erf(self, x):
+        try:
+            from scipy.special import erf
+        except ImportError:  # pragma: no cover - exercised only without SciPy
+            return _erf_numpy(x)
+        return erf(x)
+
+    def errstate(self):
+        """Silence floating-point warnings (1/0, log(0)): results follow IEEE as TF does."""
+        return np.errstate(all="ignore")
+
+    def synchronize(self):
+        pass
+
+    def activate(self):
+        return contextlib.nullcontext()
+
+    def memory_info(self) -> dict:
+        return {"device": self.name, "used_bytes": None, "pool_bytes": None, "peak_bytes": None}
+
+
+def _erf_numpy(x):
+    """erf to float64 precision without SciPy (Abramowitz-Stegun 7.1.26 is too coarse)."""
+    import math
+    f = np.frompyfunc(math.erf, 1, 1)
+    return f(x).astype(x.dtype if x.dtype.kind == "f" else np.float64)

@@ -1,0 +1,110 @@
+"""Data types: TensorFlow's names over NumPy's dtypes."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
+           "int64", "uint8", "bool"]
+
+
+class DType:
+    """A tensor element type (``gt.float32`` ...). Compares equal to NumPy dtypes and names."""
+
+    __slots__ = ("np", "name")
+
+    def __init__(self, np_dtype):
+        self.np = np.dtype(np_dtype)
+        self.name = "bool" if self.np == np.bool_ else self.np.name
+
+    @property
+    def dtype(self):
+        """The NumPy dtype (lets NumPy and CuPy accept a DType wherever a dtype goes)."""
+        return self.np
+
+    @property
+    def as_numpy_dtype(self):
+        return self.np.type
+
+    @property
+    def is_floating(self) -> bool:
+        return self.np.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.np.kind in "iu"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.np.kind == "b"
+
+    @property
+    def size(self) -> int:
+        return self.np.itemsize
+
+    @property
+    def min(self):
+        return np.finfo(self.np).min if self.is_floating else (
+            False if self.is_bool else np.iinfo(self.np).min)
+
+    @property
+    def max(self):
+        return np.finfo(self.np).max if self.is_floating else (
+            True if self.is_bool else np.iinfo(self.np).max)
+
+    def __eq__(self, other):
+        if isinstance(other, DType):
+            return self.np == other.np
+        try:
+            return self.np == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.np)
+
+    def __repr__(self):
+        return f"gt.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+float16 = DType(np.float16)
+float32 = DType(np.float32)
+float64 = DType(np.float64)
+int8 = DType(np.int8)
+int16 = DType(np.int16)
+int32 = DType(np.int32)
+int64 = DType(np.int64)
+uint8 = DType(np.uint8)
+bool = DType(np.bool_)  # noqa: A001 - TensorFlow's name
+half = float16
+double = float64
+
+_BY_NP = {d.np: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool)}
+
+
+def as_dtype(value) -> DType:
+    """Convert a DType, NumPy dtype, type or name into a :class:`DType`."""
+    if isinstance(value, DType):
+        return value
+    if value is None:
+        raise TypeError("dtype must not be None")
+    try:
+        npd = np.dtype(value)
+    except TypeError as exc:
+        raise TypeError(f"cannot interpret {value!r} as a dtype") from exc
+    found = _BY_NP.get(npd)
+    if found is None:
+        found = DType(npd)
+        _BY_NP[npd] = found
+    return found
+
+
+def np_dtype(value) -> np.dtype:
+    """The NumPy dtype for a DType / dtype-like (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, DType):
+        return value.np
+    return as_dtype(value).np

@@ -1,0 +1,13 @@
+"""``gt.linalg``: matrix products and norms."""
+from __future__ import annotations
+
+from .ops.linalg import matmul, matvec, tensordot, einsum  # noqa: F401
+from .ops.reduce import norm  # noqa: F401
+from .ops.shape import eye  # noqa: F401
+from .ops.shape import transpose as _transpose
+
+
+def matrix_transpose(a, name=None, conjugate=False):
+    """Swap the last two axes."""
+    n = a.ndim
+    return _transpose(a, list(range(n - 2)) + [n - 1, n - 2])

@@ -1,0 +1,14 @@
+"""``gt.math``: the elementwise functions and reductions under TensorFlow's ``tf.math`` names."""
+from __future__ import annotations
+
+from .ops.math import (add, subtract, multiply, divide, truediv, negative, abs, sign, exp, log,  # noqa: F401
+                       sqrt, square, pow, maximum, minimum, tanh, sigmoid, sin, cos, tan, atan,
+                       asin, acos, sinh, cosh, log1p, expm1, rsqrt, reciprocal, softplus,
+                       squared_difference, erf, floor, ceil, round, floordiv, floormod, mod,
+                       equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
+                       logical_or, logical_not, logical_xor, is_nan, is_inf, is_finite, add_n,
+                       divide_no_nan, log_sigmoid, xlogy, where)
+from .ops.reduce import (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,  # noqa: F401
+                         reduce_logsumexp, reduce_variance, reduce_std, reduce_any, reduce_all,
+                         cumsum, cumprod, argmax, argmin, count_nonzero, reduce_euclidean_norm)
+from .ops.core import cast  # noqa: F401

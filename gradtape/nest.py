@@ -1,0 +1,57 @@
+"""Nested structures (lists, tuples, namedtuples, dicts) of leaves, as ``tf.nest``."""
+from __future__ import annotations
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def is_nested(x) -> bool:
+    return isinstance(x, (list, tuple, dict))
+
+
+def flatten(structure) -> list:
+    """Leaves in order; dicts are walked in sorted key order, as TensorFlow does."""
+    out = []
+    _flatten(structure, out)
+    return out
+
+
+def _flatten(s, out):
+    if isinstance(s, dict):
+        for k in _sorted_keys(s):
+            _flatten(s[k], out)
+    elif isinstance(s, (list, tuple)):
+        for v in s:
+            _flatten(v, out)
+    else:
+        out.append(s)
+
+
+def _sorted_keys(d):
+    try:
+        return sorted(d)
+    except TypeError:
+        return list(d)
+
+
+def pack_sequence_as(structure, flat):
+    """Rebuild ``structure`` with the leaves of ``flat`` (in :func:`flatten` order)."""
+    it = iter(flat)
+    result = _pack(structure, it)
+    return result
+
+
+def _pack(s, it):
+    if isinstance(s, dict):
+        vals = {k: _pack(s[k], it) for k in _sorted_keys(s)}
+        return type(s)((k, vals[k]) for k in s) if type(s) is not dict else {k: vals[k] for k in s}
+    if _is_namedtuple(s):
+        return type(s)(*[_pack(v, it) for v in s])
+    if isinstance(s, (list, tuple)):
+        return type(s)(_pack(v, it) for v in s)
+    return next(it)
+
+
+def map_structure(fn, structure):
+    return pack_sequence_as(structure, [fn(x) for x in flatten(structure)])

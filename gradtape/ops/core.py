@@ -1,0 +1,219 @@
+"""Primitives the engine itself relies on: sums to a shape, broadcasts, identity, casts,
+device copies and the constant makers."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import get_device
+from ..dtypes import np_dtype
+from ..registry import STATE, DiffOps, apply, apply1, defop
+from ..tensor import Tensor
+from ._util import as_tensor
+
+__all__ = ["identity", "stop_gradient", "cast", "copy_to_device", "broadcast_to",
+           "zeros", "ones", "zeros_like", "ones_like", "fill"]
+
+
+def _sum_axes(gshape, shape):
+    lead = len(gshape) - len(shape)
+    axes = list(range(lead))
+    for i, d in enumerate(shape):
+        if d == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+    return tuple(axes)
+
+
+def _sum_to_fwd(xp, g, shape):
+    if tuple(g.shape) == tuple(shape):
+        return g
+    axes = _sum_axes(g.shape, shape)
+    return xp.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)
+
+
+def _sum_to_vjp(ops, needs, g, ans, x, shape):
+    return (ops.broadcast_to(g, shape=tuple(x.shape)),)
+
+
+defop("sum_to", _sum_to_fwd, _sum_to_vjp, save_output=False)
+
+
+def _sum_to_batched_fwd(xp, g, shape, batch_ndim):
+    gshape = tuple(g.shape)
+    inner = gshape[batch_ndim:]
+    if inner == tuple(shape):
+        return g
+    axes = tuple(batch_ndim + a for a in _sum_axes(inner, shape))
+    return xp.sum(g, axis=axes).reshape(gshape[:batch_ndim] + tuple(shape))
+
+
+def _sum_to_batched_vjp(ops, needs, g, ans, x, shape, batch_ndim):
+    return (ops.broadcast_to(ops.reshape(g, shape=tuple(g.shape[:batch_ndim]) + (1,) * (
+        x.ndim - batch_ndim - len(shape)) + tuple(shape)), shape=tuple(x.shape)),)
+
+
+defop("sum_to_batched", _sum_to_batched_fwd, _sum_to_batched_vjp, save_output=False)
+
+
+def _broadcast_to_fwd(xp, x, shape):
+    return xp.broadcast_to(x, shape)
+
+
+def _broadcast_to_vjp(ops, needs, g, ans, x, shape):
+    return (ops.sum_to(g, shape=tuple(x.shape)),)
+
+
+_broadcast_to = defop("broadcast_to", _broadcast_to_fwd, _broadcast_to_vjp, save_output=False,
+                      batch_rule=False)
+
+
+def broadcast_to(input, shape, name=None) -> Tensor:
+    """Broadcast ``input`` to ``shape`` (the gradient is summed back)."""
+    x = as_tensor(input, "broadcast_to")
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    shape = tuple(int(s) for s in shape)
+    try:
+        np.broadcast_shapes(tuple(x._value.shape), shape)
+        if len(shape) < x._value.ndim:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(x._value.shape)} to "
+                         f"{shape}") from None
+    return apply1(_broadcast_to, x, {"shape": shape})
+
+
+def _identity_vjp(ops, needs, g, ans, x):
+    return (g,)
+
+
+_identity = defop("identity", lambda xp, x: x, _identity_vjp, save_inputs=False,
+                  save_output=False)
+
+
+def identity(input, name=None) -> Tensor:
+    """The same value as a new tensor (recorded, gradient passes through)."""
+    return apply1(_identity, as_tensor(input, "identity"))
+
+
+_stop = defop("stop_gradient", lambda xp, x: x, nondiff=True)
+
+
+def stop_gradient(input, name=None) -> Tensor:
+    """The same value, with no gradient flowing back through it."""
+    return apply1(_stop, as_tensor(input, "stop_gradient"))
+
+
+def _cast_fwd(xp, x, dtype):
+    return x.astype(dtype, copy=False) if x.dtype != dtype else x
+
+
+def _cast_vjp(ops, needs, g, ans, x, dtype, src):
+    if np.dtype(src).kind != "f":
+        return (None,)
+    return (ops.cast(g, dtype=src, src=g.dtype),)
+
+
+_cast = defop("cast", lambda xp, x, dtype, src: _cast_fwd(xp, x, dtype), _cast_vjp,
+              save_inputs=False, save_output=False)
+
+
+def cast(x, dtype, name=None) -> Tensor:
+    """``x`` converted to ``dtype`` (gradients flow between floating types)."""
+    x = as_tensor(x, "cast")
+    dt = np_dtype(dtype)
+    if x._value.dtype == dt:
+        return x
+    return apply1(_cast, x, {"dtype": dt, "src": x._value.dtype})
+
+
+def _copy_fwd(xp, x, src, dst):
+    return dst.from_other(x, src)
+
+
+def _copy_vjp(ops, needs, g, ans, x, src, dst):
+    return (ops.copy_to_device(g, src=dst, dst=src),)
+
+
+_copy = defop("copy_to_device", _copy_fwd, _copy_vjp, save_inputs=False, save_output=False)
+
+
+def _copy_apply(x: Tensor, src, dst):
+    out = Tensor(dst.from_other(x._value, src), dst)
+    if STATE.active:
+        from ..registry import _slow_path
+        _slow_path(_copy, (x,), out, {"src": src, "dst": dst})
+    return out
+
+
+# Rules running on tensors must land the copy on the destination device.
+DiffOps.copy_to_device = staticmethod(lambda g, src, dst: _copy_apply(g, src, dst))
+
+
+def copy_to_device(x, device) -> Tensor:
+    """A copy of ``x`` on ``device``; gradients flow back to ``x``'s device."""
+    x = as_tensor(x, "copy_to_device")
+    dst = get_device(device)
+    if dst is x._device:
+        return x
+    return _copy_apply(x, x._device, dst)
+
+
+# --- constants ---------------------------------------------------------------------------
+
+def _shape_tuple(shape, opname):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{opname}: shape must be a list of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{opname}: negative dimension in shape {shape}")
+    return shape
+
+
+_zeros = defop("zeros", lambda xp, shape, dtype: xp.zeros(shape, dtype=dtype), nondiff=True)
+_ones = defop("ones", lambda xp, shape, dtype: xp.ones(shape, dtype=dtype), nondiff=True)
+_zeros_like = defop("zeros_like", lambda xp, x, dtype=None: xp.zeros(x.shape, dtype=dtype or x.dtype),
+                    nondiff=True)
+_ones_like = defop("ones_like", lambda xp, x, dtype=None: xp.ones(x.shape, dtype=dtype or x.dtype),
+                   nondiff=True)
+_fill = defop("fill", lambda xp, shape, value, dtype: xp.full(shape, value, dtype=dtype),
+              nondiff=True)
+
+
+def _default_float(dtype):
+    return np_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+
+
+def zeros(shape, dtype=None, name=None) -> Tensor:
+    return apply(_zeros, (), {"shape": _shape_tuple(shape, "zeros"), "dtype": _default_float(dtype)})
+
+
+def ones(shape, dtype=None, name=None) -> Tensor:
+    return apply(_ones, (), {"shape": _shape_tuple(shape, "ones"), "dtype": _default_float(dtype)})
+
+
+def zeros_like(input, dtype=None, name=None) -> Tensor:
+    """Zeros of ``input``'s shape (and dtype); not connected to ``input`` for gradients."""
+    x = as_tensor(input, "zeros_like")
+    return apply1(_zeros_like, x, {"dtype": np_dtype(dtype)} if dtype is not None else None)
+
+
+def ones_like(input, dtype=None, name=None) -> Tensor:
+    x = as_tensor(input, "ones_like")
+    return apply1(_ones_like, x, {"dtype": np_dtype(dtype)} if dtype is not None else None)
+
+
+def fill(dims, value, name=None) -> Tensor:
+    """A tensor of shape ``dims`` filled with ``value`` (dtype from the value, as TF)."""
+    v = as_tensor(value, "fill")
+    if v._value.ndim != 0:
+        raise ValueError(f"fill: value must be a scalar, got shape {tuple(v._value.shape)}")
+    dev = v._device
+    arr = dev.xp.full(_shape_tuple(dims, "fill"), v._value, dtype=v._value.dtype)
+    return Tensor(arr, dev)
+
+

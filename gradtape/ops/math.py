@@ -1,0 +1,469 @@
+"""Elementwise math: each primitive's forward and its reverse rule side by side."""
+from __future__ import annotations
+
+import contextlib
+import math as _pymath
+
+from ..registry import apply, apply1, apply2, defop
+from ..tensor import Tensor
+from ._util import as_tensor, binary, dtype_name, operand
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "truediv", "negative", "abs", "sign", "exp", "log",
+    "sqrt", "square", "pow", "maximum", "minimum", "where", "tanh", "sigmoid", "sin", "cos",
+    "tan", "clip_by_value", "log1p", "expm1", "rsqrt", "reciprocal", "softplus",
+    "squared_difference", "erf", "floor", "ceil", "round", "floordiv", "floormod", "mod",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "is_nan", "is_inf", "is_finite", "add_n",
+    "divide_no_nan", "atan", "asin", "acos", "sinh", "cosh", "log_sigmoid", "xlogy",
+]
+
+
+# --- helpers to declare ops --------------------------------------------------------------
+
+def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_output=True,
+           quiet=False, nondiff=False):
+    if quiet:
+        base = forward
+
+        def forward(xp, x, _f=base):
+            with _quiet(xp):
+                return _f(xp, x)
+    op = defop(name, forward, vjp, save_inputs=save_inputs, save_output=save_output,
+               nondiff=nondiff)
+
+    def fn(x, name=None):
+        if type(x) is not Tensor:
+            x = as_tensor(x, op.name)
+        if float_only and x._value.dtype.kind != "f":
+            raise TypeError(f"{op.name}: expected a floating-point tensor, got {dtype_name(x)}")
+        return apply1(op, x)
+    fn.__name__ = name
+    return op, fn
+
+
+def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=False,
+            quiet=False, float_only=False):
+    if quiet:
+        base = forward
+
+        def forward(xp, x, y, _f=base):
+            with _quiet(xp):
+                return _f(xp, x, y)
+    op = defop(name, forward, vjp, save_inputs=save_inputs, save_output=save_output,
+               broadcasts=True, nondiff=nondiff)
+
+    def fn(x, y, name=None):
+        x, y = binary(op.name, x, y)
+        if float_only:
+            ref = x if isinstance(x, Tensor) else y
+            if ref._value.dtype.kind != "f":
+                raise TypeError(f"{op.name}: expected floating-point tensors, got "
+                                f"{dtype_name(ref)}")
+        return apply2(op, x, y)
+    fn.__name__ = name
+    return op, fn
+
+
+def _quiet(xp):
+    """Silence IEEE warnings (1/0 -> inf, log(0) -> -inf), as TensorFlow does."""
+    errstate = getattr(xp, "errstate", None)
+    if errstate is None:
+        return _NULL
+    return errstate(all="ignore")
+
+
+_NULL = contextlib.nullcontext()
+
+
+# --- arithmetic --------------------------------------------------------------------------
+
+_add, add = _binary("add", lambda xp, x, y: x + y,
+                    lambda ops, needs, g, ans, x, y: (g, g), save_inputs=False)
+_sub, subtract = _binary("subtract", lambda xp, x, y: x - y,
+                         lambda ops, needs, g, ans, x, y: (g, -g if needs[1] else None),
+                         save_inputs=False)
+
+
+def _mul_vjp(ops, needs, g, ans, x, y):
+    return (g * y if needs[0] else None, g * x if needs[1] else None)
+
+
+_mul, multiply = _binary("multiply", lambda xp, x, y: x * y, _mul_vjp)
+
+
+def _div_vjp(ops, needs, g, ans, x, y):
+    return (g / y if needs[0] else None, g * (-x / y / y) if needs[1] else None)
+
+
+def _div_fwd(xp, x, y):
+    return x / y
+
+
+_div, _divide = _binary("divide", _div_fwd, _div_vjp, quiet=True)
+
+
+def divide(x, y, name=None):
+    """``x / y``; integer tensors are divided as floats (float64), as TensorFlow does."""
+    x, y = binary("divide", x, y)
+    ref = x if isinstance(x, Tensor) else y
+    if ref._value.dtype.kind != "f":
+        from .core import cast
+        import numpy as np
+        dt = np.float64 if ref._value.dtype.itemsize > 2 else np.float32
+        x = cast(as_tensor(x, "divide"), dt)
+        y = cast(as_tensor(operand("divide", y, ref) if not isinstance(y, Tensor) else y,
+                           "divide"), dt)
+    return apply2(_div, x, y)
+
+
+truediv = divide
+
+
+def _neg_vjp(ops, needs, g, ans, x):
+    return (-g,)
+
+
+_neg, negative = _unary("negative", lambda xp, x: -x, _neg_vjp, float_only=False,
+                        save_output=False)
+
+
+def _abs_vjp(ops, needs, g, ans, x):
+    return (g * ops.sign(x),)
+
+
+_abs, abs = _unary("abs", lambda xp, x: xp.abs(x), _abs_vjp, float_only=False,
+                   save_inputs=True, save_output=False)
+_sign, sign = _unary("sign", lambda xp, x: xp.sign(x),
+                     lambda ops, needs, g, ans, x: (ops.zeros_like(g),), float_only=False,
+                     save_output=False)
+_exp, exp = _unary("exp", lambda xp, x: xp.exp(x), lambda ops, needs, g, ans, x: (g * ans,),
+                   quiet=True)
+_log, log = _unary("log", lambda xp, x: xp.log(x), lambda ops, needs, g, ans, x: (g / x,),
+                   save_inputs=True, save_output=False, quiet=True)
+
+
+def _sqrt_vjp(ops, needs, g, ans, x):
+    # +inf at 0 unless the upstream gradient is exactly 0 (then 0), as TF's SqrtGrad.
+    return (ops.where(g == 0, 0, g * 0.5 / ans),)
+
+
+_sqrt, sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), _sqrt_vjp, quiet=True)
+_square, square = _unary("square", lambda xp, x: x * x,
+                         lambda ops, needs, g, ans, x: (g * (2 * x),), float_only=False,
+                         save_inputs=True, save_output=False)
+
+
+def _pow_vjp(ops, needs, g, ans, x, y):
+    gx = gy = None
+    if needs[0]:
+        gx = g * y * x ** (y - 1)
+    if needs[1]:
+        pos = x > 0
+        gy = g * ans * ops.where(pos, ops.log(ops.where(pos, x, 1)), 0)
+    return gx, gy
+
+
+def _pow_fwd(xp, x, y):
+    return x ** y
+
+
+_pow = defop("pow", lambda xp, x, y: _quiet_call(xp, _pow_fwd, x, y), _pow_vjp, broadcasts=True,
+             save_output=True)
+
+
+def _quiet_call(xp, f, *a):
+    with _quiet(xp):
+        return f(xp, *a)
+
+
+def pow(x, y, name=None):
+    """``x ** y`` elementwise."""
+    x, y = binary("pow", x, y)
+    if not isinstance(x, Tensor):
+        x = operand("pow", x, y) if type(x) in (int, float) else x
+        x = Tensor(y._device.asarray(x, dtype=y._value.dtype), y._device) \
+            if not isinstance(x, Tensor) else x
+    return apply2(_pow, x, y)
+
+
+def _max_vjp(ops, needs, g, ans, x, y):
+    return (ops.where(x >= y, g, 0) if needs[0] else None,
+            ops.where(x < y, g, 0) if needs[1] else None)
+
+
+def _min_vjp(ops, needs, g, ans, x, y):
+    return (ops.where(x <= y, g, 0) if needs[0] else None,
+            ops.where(x > y, g, 0) if needs[1] else None)
+
+
+_max, maximum = _binary("maximum", lambda xp, x, y: xp.maximum(x, y), _max_vjp)
+_min, minimum = _binary("minimum", lambda xp, x, y: xp.minimum(x, y), _min_vjp)
+
+
+def _where_vjp(ops, needs, g, ans, c, x, y):
+    return (None, ops.where(c, g, 0) if needs[1] else None,
+            ops.where(c, 0, g) if needs[2] else None)
+
+
+_where = defop("where", lambda xp, c, x, y: xp.where(c, x, y), _where_vjp, broadcasts=True,
+               save_output=False)
+_where_idx = defop("where_indices", lambda xp, c: xp.stack(xp.nonzero(c), axis=-1).astype(
+    xp.int64), nondiff=True)
+
+
+def where(condition, x=None, y=None, name=None):
+    """Elements of ``x`` where ``condition`` holds, else of ``y`` (with broadcasting).
+
+    With only ``condition``: the coordinates of its true elements, shape ``[n, rank]``.
+    """
+    c = as_tensor(condition, "where")
+    if c._value.dtype.kind != "b":
+        raise TypeError(f"where: condition must be a bool tensor, got {dtype_name(c)}")
+    if x is None and y is None:
+        return apply1(_where_idx, c)
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given, or neither")
+    x, y = binary("where", x, y)
+    if not isinstance(x, Tensor):
+        x = Tensor(y._device.asarray(x, dtype=y._value.dtype), y._device)
+    if not isinstance(y, Tensor):
+        y = Tensor(x._device.asarray(y, dtype=x._value.dtype), x._device)
+    return apply(_where, (c, x, y))
+
+
+_tanh, tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
+                     lambda ops, needs, g, ans, x: (g * (1 - ans * ans),))
+
+
+def _sigmoid_fwd(xp, x):
+    # exp(-|x|) never overflows; both halves are exact to rounding.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+_sigmoid, sigmoid = _unary("sigmoid", _sigmoid_fwd,
+                           lambda ops, needs, g, ans, x: (g * (ans * (1 - ans)),))
+_sin, sin = _unary("sin", lambda xp, x: xp.sin(x),
+                   lambda ops, needs, g, ans, x: (g * ops.cos(x),), save_inputs=True,
+                   save_output=False)
+_cos, cos = _unary("cos", lambda xp, x: xp.cos(x),
+                   lambda ops, needs, g, ans, x: (-g * ops.sin(x),), save_inputs=True,
+                   save_output=False)
+_tan, tan = _unary("tan", lambda xp, x: xp.tan(x),
+                   lambda ops, needs, g, ans, x: (g * (1 + ans * ans),))
+_atan, atan = _unary("atan", lambda xp, x: xp.arctan(x),
+                     lambda ops, needs, g, ans, x: (g / (1 + x * x),), save_inputs=True,
+                     save_output=False)
+_asin, asin = _unary("asin", lambda xp, x: xp.arcsin(x),
+                     lambda ops, needs, g, ans, x: (g * ops.rsqrt(1 - x * x),),
+                     save_inputs=True, save_output=False, quiet=True)
+_acos, acos = _unary("acos", lambda xp, x: xp.arccos(x),
+                     lambda ops, needs, g, ans, x: (-g * ops.rsqrt(1 - x * x),),
+                     save_inputs=True, save_output=False, quiet=True)
+_sinh, sinh = _unary("sinh", lambda xp, x: xp.sinh(x),
+                     lambda ops, needs, g, ans, x: (g * ops.cosh(x),), save_inputs=True,
+                     save_output=False, quiet=True)
+_cosh, cosh = _unary("cosh", lambda xp, x: xp.cosh(x),
+                     lambda ops, needs, g, ans, x: (g * ops.sinh(x),), save_inputs=True,
+                     save_output=False, quiet=True)
+
+
+def _clip_fwd(xp, x, lo, hi):
+    return xp.minimum(xp.maximum(x, lo), hi)
+
+
+def _clip_vjp(ops, needs, g, ans, x, lo, hi):
+    below = x < lo
+    above = x > hi
+    return (ops.where(below | above, 0, g) if needs[0] else None,
+            ops.where(below, g, 0) if needs[1] else None,
+            ops.where(above, g, 0) if needs[2] else None)
+
+
+_clip = defop("clip_by_value", _clip_fwd, _clip_vjp, broadcasts=True, save_output=False)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clip to ``[min, max]``; the gradient passes (as 1) at both bounds."""
+    t = as_tensor(t, "clip_by_value")
+    lo = clip_value_min if isinstance(clip_value_min, Tensor) else operand(
+        "clip_by_value", clip_value_min, t)
+    hi = clip_value_max if isinstance(clip_value_max, Tensor) else operand(
+        "clip_by_value", clip_value_max, t)
+    for b in (lo, hi):
+        if isinstance(b, Tensor) and b._value.dtype != t._value.dtype:
+            raise TypeError(f"clip_by_value: bounds have dtype {dtype_name(b)}, t has "
+                            f"{dtype_name(t)}")
+    return apply(_clip, (t, lo, hi))
+
+
+_log1p, log1p = _unary("log1p", lambda xp, x: xp.log1p(x),
+                       lambda ops, needs, g, ans, x: (g / (1 + x),), save_inputs=True,
+                       save_output=False, quiet=True)
+_expm1, expm1 = _unary("expm1", lambda xp, x: xp.expm1(x),
+                       lambda ops, needs, g, ans, x: (g * (ans + 1),), quiet=True)
+
+
+def _rsqrt_vjp(ops, needs, g, ans, x):
+    return (ops.where(g == 0, 0, g * (-0.5 * ans * ans * ans)),)
+
+
+_rsqrt, rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), _rsqrt_vjp, quiet=True)
+
+
+def _recip_vjp(ops, needs, g, ans, x):
+    return (ops.where(g == 0, 0, -g * ans * ans),)
+
+
+_recip, reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, _recip_vjp, quiet=True)
+
+
+def _softplus_fwd(xp, x):
+    # log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|))
+    return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+_softplus, softplus = _unary("softplus", _softplus_fwd,
+                             lambda ops, needs, g, ans, x: (g * ops.sigmoid(x),),
+                             save_inputs=True, save_output=False)
+
+
+def _log_sigmoid_fwd(xp, x):
+    return -(xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x))))
+
+
+_log_sigmoid, log_sigmoid = _unary("log_sigmoid", _log_sigmoid_fwd,
+                                   lambda ops, needs, g, ans, x: (g * ops.sigmoid(-x),),
+                                   save_inputs=True, save_output=False)
+
+
+def _sqdiff_vjp(ops, needs, g, ans, x, y):
+    d = g * (2 * (x - y))
+    return (d if needs[0] else None, -d if needs[1] else None)
+
+
+_sqdiff, squared_difference = _binary("squared_difference", lambda xp, x, y: (x - y) * (x - y),
+                                      _sqdiff_vjp)
+
+_TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
+
+
+def _erf_fwd(xp, x):
+    from ..backend import CPU, get_device
+    dev = CPU if xp.__name__ == "numpy" else get_device("gpu")
+    return dev.erf(x).astype(x.dtype, copy=False)
+
+
+_erf, erf = _unary("erf", _erf_fwd,
+                   lambda ops, needs, g, ans, x: (g * (_TWO_OVER_SQRT_PI * ops.exp(-(x * x))),),
+                   save_inputs=True, save_output=False)
+
+
+def _xlogy_fwd(xp, x, y):
+    with _quiet(xp):
+        return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log(y))
+
+
+def _xlogy_vjp(ops, needs, g, ans, x, y):
+    nz = x != 0
+    gx = ops.where(nz, g * ops.log(ops.where(nz, y, 1)), 0) if needs[0] else None
+    gy = ops.where(nz, g * x / ops.where(nz, y, 1), 0) if needs[1] else None
+    return gx, gy
+
+
+_xlogy, xlogy = _binary("xlogy", _xlogy_fwd, _xlogy_vjp, float_only=True)
+
+
+def _dnn_fwd(xp, x, y):
+    with _quiet(xp):
+        return xp.where(y == 0, xp.zeros((), dtype=x.dtype if hasattr(x, "dtype") else y.dtype),
+                        x / xp.where(y == 0, 1, y))
+
+
+def _dnn_vjp(ops, needs, g, ans, x, y):
+    nz = y != 0
+    ys = ops.where(nz, y, 1)
+    return (ops.where(nz, g / ys, 0) if needs[0] else None,
+            ops.where(nz, g * (-x / ys / ys), 0) if needs[1] else None)
+
+
+_dnn, divide_no_nan = _binary("divide_no_nan", _dnn_fwd, _dnn_vjp, float_only=True)
+
+# --- not differentiable ------------------------------------------------------------------
+
+_floor, floor = _unary("floor", lambda xp, x: xp.floor(x), None, nondiff=True)
+_ceil, ceil = _unary("ceil", lambda xp, x: xp.ceil(x), None, nondiff=True)
+_round, round = _unary("round", lambda xp, x: xp.round(x), None, nondiff=True)  # half to even
+
+
+def _floordiv_fwd(xp, x, y):
+    with _quiet(xp):
+        return xp.floor_divide(x, y)
+
+
+_floordiv, floordiv = _binary("floordiv", _floordiv_fwd, None, nondiff=True)
+
+
+def _floormod_vjp(ops, needs, g, ans, x, y):
+    return (g if needs[0] else None,
+            -g * ops.floor(x / y) if needs[1] else None)
+
+
+def _floormod_fwd(xp, x, y):
+    with _quiet(xp):
+        return xp.mod(x, y)
+
+
+_floormod, floormod = _binary("floormod", _floormod_fwd, _floormod_vjp, save_output=False)
+mod = floormod
+
+
+def _cmp(name, fn):
+    return _binary(name, fn, None, nondiff=True)
+
+
+_eq, equal = _cmp("equal", lambda xp, x, y: x == y)
+_ne, not_equal = _cmp("not_equal", lambda xp, x, y: x != y)
+_lt, less = _cmp("less", lambda xp, x, y: x < y)
+_le, less_equal = _cmp("less_equal", lambda xp, x, y: x <= y)
+_gt, greater = _cmp("greater", lambda xp, x, y: x > y)
+_ge, greater_equal = _cmp("greater_equal", lambda xp, x, y: x >= y)
+
+
+def _logical(name, fn):
+    op = defop(name, fn, None, nondiff=True)
+
+    def f(x, y, name=None):
+        x, y = binary(op.name, x, y)
+        for v in (x, y):
+            if isinstance(v, Tensor) and v._value.dtype.kind != "b":
+                raise TypeError(f"{op.name}: expected bool tensors, got {dtype_name(v)}")
+        return apply2(op, x, y)
+    return op, f
+
+
+_land, logical_and = _logical("logical_and", lambda xp, x, y: xp.logical_and(x, y))
+_lor, logical_or = _logical("logical_or", lambda xp, x, y: xp.logical_or(x, y))
+_lxor, logical_xor = _logical("logical_xor", lambda xp, x, y: xp.logical_xor(x, y))
+_lnot, logical_not = _unary("logical_not", lambda xp, x: xp.logical_not(x), None, nondiff=True,
+                            float_only=False)
+_isnan, is_nan = _unary("is_nan", lambda xp, x: xp.isnan(x), None, nondiff=True)
+_isinf, is_inf = _unary("is_inf", lambda xp, x: xp.isinf(x), None, nondiff=True)
+_isfinite, is_finite = _unary("is_finite", lambda xp, x: xp.isfinite(x), None, nondiff=True)
+
+
+def add_n(inputs, name=None):
+    """Sum of a list of tensors of the same shape and dtype."""
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must be a non-empty list")
+    total = as_tensor(inputs[0], "add_n")
+    for t in inputs[1:]:
+        t = as_tensor(t, "add_n")
+        if tuple(t._value.shape) != tuple(total._value.shape):
+            raise ValueError(f"add_n: shapes {tuple(total._value.shape)} and "
+                             f"{tuple(t._value.shape)} differ")
+        total = add(total, t)
+    return total
+

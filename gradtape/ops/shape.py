@@ -1,0 +1,596 @@
+"""Shape and indexing ops: reshape, transpose, concat, stack, split, tile, gather, pad,
+slicing, and the constant makers that take a shape (range, linspace, eye, one_hot)."""
+from __future__ import annotations
+
+from builtins import range as _brange
+
+import numpy as np
+
+from ..backend import current_device
+from ..dtypes import np_dtype
+from ..registry import apply, apply1, defop
+from ..tensor import Tensor
+from ._util import as_tensor, dtype_name, normalize_axis
+
+__all__ = ["reshape", "transpose", "expand_dims", "squeeze", "concat", "stack", "unstack",
+           "split", "tile", "gather", "pad", "getitem", "one_hot", "range", "linspace", "eye",
+           "shape", "size", "rank", "reverse", "boolean_mask", "repeat", "gather_nd"]
+
+
+def _lead(g, out_rank):
+    return tuple(g.shape[:g.ndim - out_rank])
+
+
+# --- reshape / transpose --------------------------------------------------------------------
+
+def _reshape_fwd(xp, x, shape, in_shape=None):
+    return x.reshape(shape)
+
+
+def _reshape_vjp(ops, needs, g, ans, x, shape, in_shape):
+    return (ops.reshape(g, shape=_lead(g, len(shape)) + tuple(in_shape), in_shape=tuple(g.shape)),)
+
+
+_reshape = defop("reshape", _reshape_fwd, _reshape_vjp, save_inputs=False, save_output=False)
+
+
+def _resolve_shape(shape, size, opname, in_shape):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = [int(shape)]
+    shape = [int(s) for s in shape]
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"{opname}: only one dimension can be -1, got {shape}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise ValueError(f"{opname}: negative dimension in {shape}")
+            known *= s
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"{opname}: cannot reshape a tensor of shape {tuple(in_shape)} "
+                             f"({size} elements) into {shape}")
+        shape[unknown[0]] = size // known
+    elif known != size:
+        raise ValueError(f"{opname}: cannot reshape a tensor of shape {tuple(in_shape)} "
+                         f"({size} elements) into shape {tuple(shape)} ({known} elements)")
+    return tuple(shape)
+
+
+def reshape(tensor, shape, name=None) -> Tensor:
+    """The same elements in a new shape (one dimension may be -1)."""
+    x = as_tensor(tensor, "reshape")
+    in_shape = tuple(x._value.shape)
+    new = _resolve_shape(shape, x._value.size, "reshape", in_shape)
+    if new == in_shape:
+        return apply1(_reshape, x, {"shape": new, "in_shape": in_shape})
+    return apply1(_reshape, x, {"shape": new, "in_shape": in_shape})
+
+
+def _transpose_fwd(xp, x, perm):
+    return xp.transpose(x, perm)
+
+
+def _transpose_vjp(ops, needs, g, ans, x, perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    nb = g.ndim - len(perm)
+    return (ops.transpose(g, perm=tuple(_brange(nb)) + tuple(nb + i for i in inv)),)
+
+
+_transpose = defop("transpose", _transpose_fwd, _transpose_vjp, save_inputs=False,
+                   save_output=False)
+
+
+def transpose(a, perm=None, conjugate=False, name=None) -> Tensor:
+    """Permute the axes (reversed by default)."""
+    x = as_tensor(a, "transpose")
+    n = x._value.ndim
+    if perm is None:
+        perm = tuple(_brange(n - 1, -1, -1))
+    else:
+        if isinstance(perm, Tensor):
+            perm = perm.numpy().tolist()
+        perm = tuple(int(p) % n if n else 0 for p in perm)
+        if sorted(perm) != list(_brange(n)):
+            raise ValueError(f"transpose: perm {list(perm)} is not a permutation of "
+                             f"{list(_brange(n))} for a tensor of shape {tuple(x._value.shape)}")
+    return apply1(_transpose, x, {"perm": perm})
+
+
+def expand_dims(input, axis, name=None) -> Tensor:
+    """Insert a length-1 axis at ``axis``."""
+    x = as_tensor(input, "expand_dims")
+    n = x._value.ndim
+    axis = int(axis)
+    if not -n - 1 <= axis <= n:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for rank {n}")
+    axis = axis % (n + 1)
+    shp = list(x._value.shape)
+    shp.insert(axis, 1)
+    return apply1(_reshape, x, {"shape": tuple(shp), "in_shape": tuple(x._value.shape)})
+
+
+def squeeze(input, axis=None, name=None) -> Tensor:
+    """Remove length-1 axes (all, or those in ``axis``)."""
+    x = as_tensor(input, "squeeze")
+    shp = tuple(x._value.shape)
+    if axis is None:
+        new = tuple(d for d in shp if d != 1)
+    else:
+        axes = normalize_axis(axis, len(shp), "squeeze")
+        for a in axes:
+            if shp[a] != 1:
+                raise ValueError(f"squeeze: cannot squeeze axis {a} of size {shp[a]} "
+                                 f"(shape {shp})")
+        new = tuple(d for i, d in enumerate(shp) if i not in axes)
+    return apply1(_reshape, x, {"shape": new, "in_shape": shp})
+
+
+# --- concat / stack / split / unstack --------------------------------------------------------
+
+def _concat_fwd(xp, *xs, axis, sizes):
+    return xp.concatenate(xs, axis=axis)
+
+
+def _concat_vjp(ops, needs, g, ans, *xs, axis, sizes):
+    return tuple(ops.split(g, sizes=sizes, axis=axis))
+
+
+_concat = defop("concat", _concat_fwd, _concat_vjp, save_inputs=False, save_output=False)
+
+
+def _same_dtype(ts, opname):
+    for t in ts[1:]:
+        if t._value.dtype != ts[0]._value.dtype:
+            raise TypeError(f"{opname}: tensors have different dtypes {dtype_name(ts[0])} and "
+                            f"{dtype_name(t)}")
+
+
+def concat(values, axis, name=None) -> Tensor:
+    """Join tensors along an existing axis."""
+    if isinstance(values, Tensor):
+        values = list(values)
+    ts = [as_tensor(v, "concat") for v in values]
+    if not ts:
+        raise ValueError("concat: needs at least one tensor")
+    _same_dtype(ts, "concat")
+    n = ts[0]._value.ndim
+    if n == 0:
+        raise ValueError("concat: cannot concatenate scalars; use gt.stack")
+    ax = normalize_axis(axis, n, "concat")[0]
+    for t in ts:
+        s0, s1 = ts[0]._value.shape, t._value.shape
+        if t._value.ndim != n or any(a != b for i, (a, b) in enumerate(zip(s0, s1)) if i != ax):
+            raise ValueError(f"concat: shapes {tuple(s0)} and {tuple(s1)} do not match outside "
+                             f"axis {ax}")
+    if len(ts) == 1:
+        return ts[0]
+    return apply(_concat, tuple(ts), {"axis": ax - n, "sizes": tuple(t._value.shape[ax] for t in ts)})
+
+
+def _split_fwd(xp, x, sizes, axis):
+    idx = np.cumsum(sizes)[:-1].tolist()
+    return xp.split(x, idx, axis=axis)
+
+
+def _split_vjp(ops, needs, g, ans, x, sizes, axis):
+    return (ops.concat(*g, axis=axis, sizes=sizes),)
+
+
+_split = defop("split", _split_fwd, _split_vjp, multi=True, save_inputs=False)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """Split along ``axis`` into equal parts (an int) or parts of the given sizes."""
+    x = as_tensor(value, "split")
+    n = x._value.ndim
+    ax = normalize_axis(axis, n, "split")[0]
+    dim = x._value.shape[ax]
+    if isinstance(num_or_size_splits, Tensor):
+        num_or_size_splits = num_or_size_splits.numpy().tolist()
+    if isinstance(num_or_size_splits, (int, np.integer)):
+        k = int(num_or_size_splits)
+        if k <= 0 or dim % k:
+            raise ValueError(f"split: cannot split axis {ax} of size {dim} into {k} equal parts")
+        sizes = (dim // k,) * k
+    else:
+        sizes = [int(s) for s in num_or_size_splits]
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+        if sum(sizes) != dim or any(s < 0 for s in sizes):
+            raise ValueError(f"split: sizes {list(num_or_size_splits)} do not add up to axis "
+                             f"{ax} of size {dim}")
+        sizes = tuple(sizes)
+    return list(apply1(_split, x, {"sizes": sizes, "axis": ax - n}))
+
+
+def _stack_fwd(xp, *xs, axis):
+    return xp.stack(xs, axis=axis)
+
+
+def _stack_vjp(ops, needs, g, ans, *xs, axis):
+    return tuple(ops.unstack(g, axis=axis))
+
+
+_stack = defop("stack", _stack_fwd, _stack_vjp, save_inputs=False, save_output=False)
+
+
+def stack(values, axis=0, name=None) -> Tensor:
+    """Join tensors of one shape along a new axis."""
+    ts = [as_tensor(v, "stack") for v in values]
+    if not ts:
+        raise ValueError("stack: needs at least one tensor")
+    _same_dtype(ts, "stack")
+    s0 = tuple(ts[0]._value.shape)
+    for t in ts:
+        if tuple(t._value.shape) != s0:
+            raise ValueError(f"stack: shapes {s0} and {tuple(t._value.shape)} differ")
+    n = len(s0) + 1
+    ax = normalize_axis(axis, n, "stack")[0]
+    return apply(_stack, tuple(ts), {"axis": ax - n})
+
+
+def _unstack_fwd(xp, x, axis):
+    moved = xp.moveaxis(x, axis, 0)
+    return [moved[i] for i in _brange(moved.shape[0])]
+
+
+def _unstack_vjp(ops, needs, g, ans, x, axis):
+    return (ops.stack(*g, axis=axis),)
+
+
+_unstack = defop("unstack", _unstack_fwd, _unstack_vjp, multi=True, save_inputs=False)
+
+
+def unstack(value, num=None, axis=0, name=None):
+    """Split into the slices along ``axis`` (that axis removed)."""
+    x = as_tensor(value, "unstack")
+    n = x._value.ndim
+    if n == 0:
+        raise ValueError("unstack: cannot unstack a scalar")
+    ax = normalize_axis(axis, n, "unstack")[0]
+    if num is not None and num != x._value.shape[ax]:
+        raise ValueError(f"unstack: num={num} but axis {ax} has size {x._value.shape[ax]}")
+    return list(apply1(_unstack, x, {"axis": ax - n}))
+
+
+# --- tile / broadcast / reverse --------------------------------------------------------------
+
+def _tile_fwd(xp, x, multiples):
+    return xp.tile(x, multiples)
+
+
+def _tile_vjp(ops, needs, g, ans, x, multiples, in_shape):
+    nb = g.ndim - len(in_shape)
+    lead = tuple(g.shape[:nb])
+    split_shape = []
+    for m, s in zip(multiples, in_shape):
+        split_shape += [m, s]
+    g2 = ops.reshape(g, shape=lead + tuple(split_shape), in_shape=tuple(g.shape))
+    axes = tuple(nb + 2 * i for i in _brange(len(in_shape)))
+    return (ops.reduce_sum(g2, axis=axes, keepdims=False, in_shape=tuple(g2.shape)),)
+
+
+_tile = defop("tile", lambda xp, x, multiples, in_shape: _tile_fwd(xp, x, multiples), _tile_vjp,
+              save_inputs=False, save_output=False)
+
+
+def tile(input, multiples, name=None) -> Tensor:
+    """Repeat the tensor ``multiples[i]`` times along axis ``i``."""
+    x = as_tensor(input, "tile")
+    if isinstance(multiples, Tensor):
+        multiples = multiples.numpy().tolist()
+    multiples = tuple(int(m) for m in multiples)
+    if len(multiples) != x._value.ndim:
+        raise ValueError(f"tile: {len(multiples)} multiples for a tensor of rank {x._value.ndim}")
+    return apply1(_tile, x, {"multiples": multiples, "in_shape": tuple(x._value.shape)})
+
+
+def reverse(tensor, axis, name=None) -> Tensor:
+    x = as_tensor(tensor, "reverse")
+    axes = normalize_axis(axis, x._value.ndim, "reverse")
+    key = tuple(slice(None, None, -1) if i in axes else slice(None)
+                for i in _brange(x._value.ndim))
+    return getitem(x, key)
+
+
+# --- indexing -----------------------------------------------------------------------------
+
+def _is_advanced(key):
+    for k in key:
+        if not (k is None or k is Ellipsis or isinstance(k, (int, slice))):
+            return True
+    return False
+
+
+def _getitem_fwd(xp, x, key, in_shape, advanced):
+    return x[key]
+
+
+def _getitem_vjp(ops, needs, g, ans, x, key, in_shape, advanced):
+    return (ops.getitem_grad(g, key=key, shape=tuple(in_shape), advanced=advanced),)
+
+
+def _scatter_add(xp, z, key, g):
+    at = getattr(getattr(xp, "add", None), "at", None)
+    if at is not None:
+        try:
+            at(z, key, g)
+            return
+        except (TypeError, NotImplementedError, AttributeError):
+            pass
+    import cupyx
+    cupyx.scatter_add(z, key, g)
+
+
+def _getitem_grad_fwd(xp, g, key, shape, advanced):
+    z = xp.zeros(shape, dtype=g.dtype)
+    if advanced:
+        _scatter_add(xp, z, key, g)
+    else:
+        z[key] = g
+    return z
+
+
+def _getitem_grad_vjp(ops, needs, g, ans, x, key, shape, advanced):
+    return (ops.getitem(g, key=key, in_shape=tuple(shape), advanced=advanced),)
+
+
+_getitem = defop("getitem", _getitem_fwd, _getitem_vjp, save_inputs=False, save_output=False,
+                 batch_rule=False)
+_getitem_grad = defop("getitem_grad", _getitem_grad_fwd, _getitem_grad_vjp, save_inputs=False,
+                      save_output=False, batch_rule=False)
+
+
+def _convert_key(x: Tensor, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    dev = x._device
+    out = []
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+            out.append(k)
+        elif isinstance(k, (int, np.integer)):
+            out.append(int(k))
+        elif isinstance(k, slice):
+            out.append(slice(*(int(v) if isinstance(v, (Tensor, np.integer)) else v
+                               for v in (k.start, k.stop, k.step))))
+        elif isinstance(k, Tensor):
+            if k._device is not dev:
+                raise ValueError(f"getitem: index tensor is on {k._device}, the tensor on {dev}")
+            if k._value.dtype.kind not in "iub":
+                raise TypeError(f"getitem: index tensors must be integer or bool, got "
+                                f"{dtype_name(k)}")
+            out.append(int(k) if k._value.ndim == 0 and k._value.dtype.kind in "iu"
+                       else k._value)
+        elif isinstance(k, (list, np.ndarray)) or dev.is_native(k):
+            arr = np.asarray(k) if isinstance(k, list) else k
+            if isinstance(arr, np.ndarray):
+                if arr.dtype.kind not in "iub":
+                    raise TypeError(f"getitem: index arrays must be integer or bool, got "
+                                    f"{arr.dtype}")
+                arr = dev.asarray(arr)
+            out.append(arr)
+        else:
+            raise TypeError(f"getitem: unsupported index {k!r} of type {type(k).__name__}")
+    return tuple(out)
+
+
+def getitem(tensor, key) -> Tensor:
+    """``tensor[key]``: ints, slices, ``...``, ``None``, integer arrays and boolean masks."""
+    x = as_tensor(tensor, "getitem")
+    k = _convert_key(x, key)
+    return apply1(_getitem, x, {"key": k, "in_shape": tuple(x._value.shape),
+                                "advanced": _is_advanced(k)})
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None) -> Tensor:
+    """Slices of ``params`` along ``axis`` at ``indices`` (repeated indices sum in backward)."""
+    p = as_tensor(params, "gather")
+    idx = indices if isinstance(indices, Tensor) else Tensor(
+        p._device.asarray(np.asarray(indices)), p._device)
+    if idx._value.dtype.kind not in "iu":
+        raise TypeError(f"gather: indices must be integers, got {dtype_name(idx)}")
+    if idx._device is not p._device:
+        raise ValueError(f"gather: indices are on {idx._device}, params on {p._device}")
+    n = p._value.ndim
+    ax = batch_dims if axis is None else int(axis)
+    ax = ax % n
+    bd = int(batch_dims) % (idx._value.ndim + 1) if batch_dims else 0
+    if bd > ax:
+        raise ValueError(f"gather: batch_dims ({bd}) must be <= axis ({ax})")
+    dim = p._value.shape[ax]
+    if p._device.host_visible and idx._value.size:
+        lo, hi = int(idx._value.min()), int(idx._value.max())
+        if lo < 0 or hi >= dim:
+            bad = lo if lo < 0 else hi
+            raise IndexError(f"gather: index {bad} is out of range [0, {dim}) for axis {ax} of "
+                             f"params with shape {tuple(p._value.shape)}")
+    xp = p._device.xp
+    iv = idx._value
+    if bd == 0:
+        key = (slice(None),) * ax + (iv,)
+    else:
+        bshape = tuple(iv.shape[:bd])
+        if tuple(p._value.shape[:bd]) != bshape:
+            raise ValueError(f"gather: batch dims of params {tuple(p._value.shape[:bd])} and "
+                             f"indices {bshape} differ")
+        ar = []
+        for i in _brange(bd):
+            shp = [1] * iv.ndim
+            shp[i] = bshape[i]
+            ar.append(xp.arange(bshape[i]).reshape(shp))
+        if ax != bd:
+            p = transpose(p, list(_brange(bd)) + [ax] + [i for i in _brange(n)
+                                                              if i >= bd and i != ax])
+            out = getitem(p, tuple(ar) + (iv,))
+            # move the gathered-index axes back after the batch and pre-axis dims
+            k = iv.ndim - bd
+            r = out._value.ndim
+            pre = ax - bd
+            perm = list(_brange(bd)) + [bd + k + j for j in _brange(pre)] + \
+                [bd + j for j in _brange(k)] + list(_brange(bd + k + pre, r))
+            return transpose(out, perm)
+        key = tuple(ar) + (iv,)
+    return getitem(p, key)
+
+
+def gather_nd(params, indices, batch_dims=0, name=None) -> Tensor:
+    """Gather slices addressed by the last axis of ``indices``."""
+    p = as_tensor(params, "gather_nd")
+    idx = indices if isinstance(indices, Tensor) else Tensor(
+        p._device.asarray(np.asarray(indices)), p._device)
+    if batch_dims:
+        raise ValueError("gather_nd: batch_dims > 0 is not supported; use gather with batch_dims")
+    iv = idx._value
+    key = tuple(iv[..., i] for i in _brange(iv.shape[-1]))
+    return getitem(p, key)
+
+
+def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
+    x = as_tensor(tensor, "boolean_mask")
+    mk = as_tensor(mask, "boolean_mask")
+    ax = 0 if axis is None else int(axis) % x._value.ndim
+    return getitem(x, (slice(None),) * ax + (mk,))
+
+
+def repeat(input, repeats, axis=None, name=None) -> Tensor:
+    x = as_tensor(input, "repeat")
+    if axis is None:
+        x = reshape(x, [-1])
+        axis = 0
+    ax = int(axis) % x._value.ndim
+    idx = np.repeat(np.arange(x._value.shape[ax]), repeats)
+    return getitem(x, (slice(None),) * ax + (x._device.asarray(idx),))
+
+
+# --- pad -------------------------------------------------------------------------------------
+
+def _pad_fwd(xp, x, paddings, value):
+    return xp.pad(x, paddings, mode="constant", constant_values=value)
+
+
+def _pad_vjp(ops, needs, g, ans, x, paddings, value, in_shape):
+    nb = g.ndim - len(in_shape)
+    key = (slice(None),) * nb + tuple(slice(lo, lo + d) for (lo, _), d in zip(paddings, in_shape))
+    return (ops.getitem(g, key=key, in_shape=tuple(g.shape), advanced=False),)
+
+
+_pad = defop("pad", lambda xp, x, paddings, value, in_shape: _pad_fwd(xp, x, paddings, value),
+             _pad_vjp, save_inputs=False, save_output=False)
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tensor:
+    """Pad each axis by ``paddings[i] = [before, after]`` (CONSTANT, REFLECT or SYMMETRIC)."""
+    x = as_tensor(tensor, "pad")
+    if isinstance(paddings, Tensor):
+        paddings = paddings.numpy().tolist()
+    pads = tuple((int(a), int(b)) for a, b in paddings)
+    if len(pads) != x._value.ndim:
+        raise ValueError(f"pad: {len(pads)} paddings for a tensor of rank {x._value.ndim}")
+    if any(a < 0 or b < 0 for a, b in pads):
+        raise ValueError(f"pad: paddings must be non-negative, got {[list(p) for p in pads]}")
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        return apply1(_pad, x, {"paddings": pads, "value": constant_values,
+                                "in_shape": tuple(x._value.shape)})
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}")
+    out = x
+    for ax, (lo, hi) in enumerate(pads):
+        if lo == 0 and hi == 0:
+            continue
+        n = x._value.shape[ax]
+        limit = n - 1 if mode == "REFLECT" else n
+        if lo > limit or hi > limit:
+            raise ValueError(f"pad: {mode} padding ({lo}, {hi}) too large for axis {ax} of size {n}")
+        src = np.arange(-lo, n + hi)
+        if mode == "REFLECT":
+            src = np.where(src < 0, -src, src)
+            src = np.where(src >= n, 2 * (n - 1) - src, src)
+        else:
+            src = np.where(src < 0, -src - 1, src)
+            src = np.where(src >= n, 2 * n - 1 - src, src)
+        out = getitem(out, (slice(None),) * ax + (x._device.asarray(src),))
+    return out
+
+
+# --- shape queries and constants ----------------------------------------------------------------
+
+def shape(input, out_type=np.int32, name=None) -> Tensor:
+    x = as_tensor(input, "shape")
+    return Tensor(x._device.asarray(np.array(x._value.shape, dtype=np_dtype(out_type))), x._device)
+
+
+def size(input, out_type=np.int32, name=None) -> Tensor:
+    x = as_tensor(input, "size")
+    return Tensor(x._device.asarray(np.array(x._value.size, dtype=np_dtype(out_type))), x._device)
+
+
+def rank(input, name=None) -> Tensor:
+    x = as_tensor(input, "rank")
+    return Tensor(x._device.asarray(np.array(x._value.ndim, dtype=np.int32)), x._device)
+
+
+def _one_hot_fwd(xp, indices, depth, on, off, axis, dtype):
+    idx = indices.astype(xp.int64)
+    eye = (xp.arange(depth) == idx[..., None])
+    out = xp.where(eye, xp.asarray(on, dtype=dtype), xp.asarray(off, dtype=dtype))
+    if axis != -1 and axis != out.ndim - 1:
+        out = xp.moveaxis(out, -1, axis)
+    return out
+
+
+_one_hot = defop("one_hot", _one_hot_fwd, nondiff=True)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """One-hot vectors; indices outside ``[0, depth)`` give all-off rows, as in TF."""
+    idx = as_tensor(indices, "one_hot")
+    if idx._value.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: indices must be integers, got {dtype_name(idx)}")
+    dt = np_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+    on = 1 if on_value is None else (on_value.numpy() if isinstance(on_value, Tensor) else on_value)
+    off = 0 if off_value is None else (off_value.numpy() if isinstance(off_value, Tensor)
+                                       else off_value)
+    ax = -1 if axis is None else int(axis)
+    return apply1(_one_hot, idx, {"depth": int(depth), "on": on, "off": off, "axis": ax,
+                                  "dtype": dt})
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # noqa: A001
+    """``[start, limit)`` in steps of ``delta`` (dtype inferred from the arguments, as TF)."""
+    if limit is None:
+        start, limit = 0, start
+    vals = [v.numpy().item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    if vals[2] == 0:
+        raise ValueError("range: delta must not be 0")
+    if dtype is None:
+        dt = np.float32 if any(isinstance(v, float) for v in vals) else np.int32
+    else:
+        dt = np_dtype(dtype)
+    dev = current_device()
+    return Tensor(dev.asarray(np.arange(*vals).astype(dt)), dev)
+
+
+def linspace(start, stop, num, name=None, axis=0) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
+    s = start.numpy() if isinstance(start, Tensor) else start
+    e = stop.numpy() if isinstance(stop, Tensor) else stop
+    dt = start._value.dtype if isinstance(start, Tensor) else np.float32
+    dev = current_device()
+    return Tensor(dev.asarray(np.linspace(s, e, int(num), axis=axis).astype(dt)), dev)
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None) -> Tensor:
+    dt = np_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+    m = np.eye(int(num_rows), int(num_columns) if num_columns is not None else None, dtype=dt)
+    if batch_shape is not None:
+        m = np.broadcast_to(m, tuple(batch_shape) + m.shape).copy()
+    dev = current_device()
+    return Tensor(dev.asarray(m), dev)

@@ -1,0 +1,419 @@
+"""GradientTape: recording, watching, the backward sweep and nesting.
+
+The tape knows no op: it stores what :func:`gradtape.registry.apply` hands it and, going
+backwards, calls each op's rule through a namespace of primitives looked up by name.
+"""
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import warnings
+
+import numpy as np
+
+from . import nest
+from .registry import REGISTRY, STATE, diff_ops, raw_ops, thread_state
+from .tensor import Tensor, Variable, _snapshot
+
+__all__ = ["GradientTape", "UnconnectedGradients", "record", "backward"]
+
+_log = logging.getLogger("gradtape")
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _unconnected_mode(value) -> bool:
+    """True for ZERO, False for NONE; anything else is a ValueError."""
+    if isinstance(value, UnconnectedGradients):
+        return value is UnconnectedGradients.ZERO
+    if isinstance(value, str) and value.lower() in ("none", "zero"):
+        return value.lower() == "zero"
+    raise ValueError(f"Unknown value for unconnected_gradients: {value!r}; use "
+                     "gt.UnconnectedGradients.NONE or gt.UnconnectedGradients.ZERO")
+
+
+# --- recording ---------------------------------------------------------------------------
+# An entry is a tuple:
+#   (op, attrs, input ids, saved inputs | None, input shapes | None, output ids,
+#    saved outputs | None, device)
+
+def record(tapes, op, args, result, attrs):
+    """Called by dispatch for every op while some tape of this thread records."""
+    entry = None
+    for tape in tapes:
+        tracked = tape._tracked
+        hit = False
+        for a in args:
+            if isinstance(a, Tensor):
+                aid = a._id
+                if aid in tracked:
+                    hit = True
+                elif tape._watch_accessed and type(a) is Variable and a.trainable:
+                    if tape._watch_variable(a):
+                        hit = True
+        if not hit or op.nondiff:
+            continue
+        if entry is None:
+            outs = result if op.multi else (result,)
+            floats = [o for o in outs if o._value.dtype.kind == "f"]
+            if not floats:
+                return
+            entry = _make_entry(op, args, outs, attrs)
+            out_ids = [o._id for o in floats]
+        tracked.update(out_ids)
+        tape._entries.append(entry)
+
+
+def _make_entry(op, args, outs, attrs):
+    in_ids = tuple([a._id if isinstance(a, Tensor) else 0 for a in args])
+    saved = shapes = None
+    if op.save_inputs:
+        saved = tuple([_snapshot(a) if type(a) is Variable else a for a in args])
+    elif op.broadcasts:
+        shapes = tuple([a._value.shape if isinstance(a, Tensor) else None for a in args])
+    saved_outs = outs if (op.save_output or op.multi) else None
+    return (op, attrs, in_ids, saved, shapes, tuple([o._id for o in outs]), saved_outs,
+            outs[0]._device)
+
+
+# --- the backward sweep -------------------------------------------------------------------
+
+def _reachable(entries, source_ids):
+    """Indices of entries on a path from a source, and every id reachable from one."""
+    reach = set(source_ids)
+    order = []
+    for idx, e in enumerate(entries):
+        if e is None:
+            continue
+        for i in e[2]:
+            if i in reach:
+                reach.update(e[5])
+                order.append(idx)
+                break
+    return order, reach
+
+
+def _sum_to_batched(ops, g, shape, batch):
+    """Sum ``g`` (maybe with ``batch`` leading cotangent axes) down to ``batch + shape``."""
+    gshape = tuple(g.shape)
+    nb = len(batch)
+    inner = gshape[nb:]
+    if inner == tuple(shape):
+        return g
+    return ops.sum_to(g, shape=batch + tuple(shape)) if not nb else \
+        ops.sum_to_batched(g, shape=tuple(shape), batch_ndim=nb)
+
+
+def backward(entries, seeds, source_ids, *, differentiable, free=False, batch=()):
+    """Walk ``entries`` backwards from ``seeds`` ({id: cotangent}); return {id: gradient}.
+
+    Cotangents are raw arrays, or tensors when ``differentiable``. With ``batch`` (a tuple of
+    leading axis sizes) every cotangent carries those extra leading axes (vectorised
+    Jacobians). ``free`` drops each entry once used (non-persistent tapes).
+    """
+    with np.errstate(all="ignore"):
+        return _backward(entries, seeds, source_ids, differentiable, free, batch)
+
+
+def _backward(entries, seeds, source_ids, differentiable, free, batch):
+    order, reach = _reachable(entries, source_ids)
+    grads = dict(seeds)
+    keep = set(source_ids)
+    for idx in reversed(order):
+        e = entries[idx]
+        op, attrs, in_ids, saved, shapes, out_ids, outs, dev = e
+        if op.multi:
+            gs = [grads.get(o) for o in out_ids]
+            if all(x is None for x in gs):
+                continue
+            ops = diff_ops if differentiable else raw_ops(dev)
+            g = tuple(_zeros_for(ops, outs[k], batch, differentiable) if x is None else x
+                      for k, x in enumerate(gs))
+            ans = outs if differentiable else tuple(o._value for o in outs)
+        else:
+            g = grads.get(out_ids[0])
+            if g is None:
+                continue
+            ops = diff_ops if differentiable else raw_ops(dev)
+            ans = None if outs is None else (outs[0] if differentiable else outs[0]._value)
+        for o in out_ids:
+            if o not in keep:
+                grads.pop(o, None)
+        needs = tuple([i in reach for i in in_ids])
+        vjp = op.vjp
+        if vjp is None:
+            raise LookupError(f"gradient: no gradient rule is registered for op '{op.name}'; "
+                              "wrap the computation in gt.stop_gradient or give it a "
+                              "gt.custom_gradient")
+        if saved is None:
+            args = (None,) * len(in_ids)
+        elif differentiable:
+            args = saved
+        else:
+            args = tuple([a._value if isinstance(a, Tensor) else a for a in saved])
+        in_grads = vjp(ops, needs, g, ans, *args, **attrs) if attrs else \
+            vjp(ops, needs, g, ans, *args)
+        if len(in_grads) != len(in_ids):
+            raise ValueError(f"gradient rule of op '{op.name}' returned {len(in_grads)} "
+                             f"gradients for {len(in_ids)} inputs")
+        for k, gi in enumerate(in_grads):
+            if gi is None or not needs[k]:
+                continue
+            shape = saved[k].shape if saved is not None else (shapes[k] if shapes else None)
+            if shape is not None and tuple(gi.shape[len(batch):]) != tuple(shape):
+                if op.broadcasts or not batch:
+                    gi = _sum_to_batched(ops, gi, tuple(shape), batch)
+                if tuple(gi.shape[len(batch):]) != tuple(shape):
+                    raise ValueError(f"gradient rule of op '{op.name}' returned shape "
+                                     f"{tuple(gi.shape)} for input {k} of shape {tuple(shape)}")
+            iid = in_ids[k]
+            prev = grads.get(iid)
+            grads[iid] = gi if prev is None else prev + gi
+        if free:
+            entries[idx] = None
+    return grads
+
+
+def _zeros_for(ops, out, batch, differentiable):
+    v = out._value
+    z = ops.zeros(shape=tuple(batch) + tuple(v.shape), dtype=v.dtype) if not differentiable else None
+    if differentiable:
+        from .registry import apply
+        z = apply(REGISTRY["zeros_like"], (out,))
+        if batch:
+            z = apply(REGISTRY["broadcast_to"], (z,), {"shape": tuple(batch) + tuple(v.shape)})
+    return z
+
+
+# --- the tape -----------------------------------------------------------------------------
+
+class GradientTape:
+    """Record operations for automatic differentiation, as ``tf.GradientTape``."""
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self._persistent = bool(persistent)
+        self._watch_accessed = bool(watch_accessed_variables)
+        self._entries = []
+        self._tracked = set()
+        self._watched_vars = []
+        self._recording = False
+        self._live = False          # has a tape to record into (TF: self._tape is not None)
+        self._warned_inside = False
+
+    # --- context ------------------------------------------------------------------------
+    def __enter__(self):
+        self._push()
+        return self
+
+    def __exit__(self, typ, value, traceback):
+        if self._recording:
+            self._pop()
+        return False
+
+    def _push(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to "
+                             "re-enter an already-active tape.")
+        if not self._live:
+            self._entries = []
+            self._tracked = set()
+            self._live = True
+        thread_state().tapes.append(self)
+        STATE.active += 1
+        self._recording = True
+
+    def _pop(self):
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        tapes = thread_state().tapes
+        for i in range(len(tapes) - 1, -1, -1):
+            if tapes[i] is self:
+                del tapes[i]
+                break
+        STATE.active -= 1
+        self._recording = False
+
+    # --- watching -----------------------------------------------------------------------
+    def _watch_variable(self, var) -> bool:
+        if var._value.dtype.kind != "f":
+            return False
+        if var._id not in self._tracked:
+            self._tracked.add(var._id)
+            self._watched_vars.append(var)
+        return True
+
+    def watch(self, tensor):
+        """Track a tensor, a Variable, or a nested structure of them."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError(f"GradientTape.watch: passed in {t!r} of type "
+                                 f"{type(t).__name__}, which is not a Tensor or Variable")
+            if t._value.dtype.kind != "f":
+                _log.warning("The dtype of the watched tensor must be floating (e.g. "
+                             "gt.float32), got %s", t.dtype.name)
+                warnings.warn(f"GradientTape.watch: the watched tensor has dtype "
+                              f"{t.dtype.name}; only floating tensors get gradients",
+                              RuntimeWarning, stacklevel=2)
+                continue
+            if not self._live:
+                self._entries = []
+                self._tracked = set()
+                self._live = True
+            if isinstance(t, Variable):
+                self._watch_variable(t)
+            else:
+                self._tracked.add(t._id)
+
+    def watched_variables(self):
+        """The Variables watched so far, in first-watch order."""
+        return tuple(self._watched_vars)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stop recording operations on this tape."""
+        if not self._live:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        self._pop()
+        try:
+            yield
+        finally:
+            self._push()
+
+    def reset(self):
+        """Drop everything recorded and watched; keep recording."""
+        self._pop()
+        self._live = False
+        self._entries = []
+        self._tracked = set()
+        self._watched_vars = []
+        self._push()
+
+    # --- gradients ----------------------------------------------------------------------
+    def _begin_use(self, what):
+        if not self._live:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        if self._recording:
+            if not self._persistent:
+                self._pop()
+            elif not self._warned_inside:
+                self._warned_inside = True
+                _log.warning("Calling GradientTape.%s on a persistent tape inside its context "
+                             "is significantly less efficient than calling it outside the "
+                             "context (it causes the gradient ops to be recorded on the tape, "
+                             "leading to increased CPU and memory usage). Only call "
+                             "GradientTape.%s inside the context if you actually want to "
+                             "trace the gradient in order to compute higher order derivatives.",
+                             what, what)
+
+    def _finish_use(self):
+        if not self._persistent:
+            self._entries = []
+            self._tracked = set()
+            self._live = False
+
+    @staticmethod
+    def _differentiable_now():
+        st = thread_state()
+        return bool(st.tapes) or bool(st.accumulators)
+
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """Gradients of ``target`` (summed if several) with respect to ``sources``."""
+        if target is None:
+            raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
+                            "Variables or CompositeTensors to be differentiated, but received None.")
+        zero = _unconnected_mode(unconnected_gradients)
+        self._begin_use("gradient")
+        try:
+            flat_targets = nest.flatten(target)
+            flat_sources = nest.flatten(sources)
+            for s in flat_sources:
+                if not isinstance(s, Tensor):
+                    raise TypeError(f"GradientTape.gradient: sources must be Tensors or "
+                                    f"Variables, got {type(s).__name__}: {s!r}")
+            for t in flat_targets:
+                if not isinstance(t, Tensor):
+                    raise TypeError(f"GradientTape.gradient: targets must be Tensors or "
+                                    f"Variables, got {type(t).__name__}: {t!r}")
+            if output_gradients is not None:
+                flat_og = nest.flatten(output_gradients)
+                if len(flat_og) != len(flat_targets):
+                    raise ValueError(f"GradientTape.gradient: {len(flat_og)} output_gradients "
+                                     f"for {len(flat_targets)} targets")
+            else:
+                flat_og = [None] * len(flat_targets)
+            differentiable = self._differentiable_now()
+            seeds = {}
+            for t, og in zip(flat_targets, flat_og):
+                if t._value.dtype.kind != "f":
+                    continue
+                seed = _seed(t, og, differentiable)
+                prev = seeds.get(t._id)
+                seeds[t._id] = seed if prev is None else prev + seed
+            source_ids = [s._id for s in flat_sources if s._value.dtype.kind == "f"]
+            grads = backward(self._entries, seeds, source_ids, differentiable=differentiable,
+                             free=not self._persistent)
+            results = [_result(s, grads.get(s._id), zero, differentiable) for s in flat_sources]
+        finally:
+            self._finish_use()
+        return nest.pack_sequence_as(sources, results)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """Full Jacobian ``target.shape + source.shape`` for each source."""
+        from .jacobians import tape_jacobian
+        return tape_jacobian(self, target, sources, unconnected_gradients,
+                             parallel_iterations, experimental_use_pfor)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians ``[b, y..., x...]`` for a batch of independent examples."""
+        from .jacobians import tape_batch_jacobian
+        return tape_batch_jacobian(self, target, source, unconnected_gradients,
+                                   parallel_iterations, experimental_use_pfor)
+
+    def __del__(self):
+        # A tape deleted while recording (an exception inside `with`) leaves the stack clean.
+        try:
+            if self._recording:
+                self._pop()
+        except Exception:
+            pass
+
+
+def _seed(target: Tensor, og, differentiable):
+    dev = target._device
+    v = target._value
+    if og is None:
+        arr = dev.xp.ones(v.shape, dtype=v.dtype)
+        return Tensor(arr, dev) if differentiable else arr
+    if not isinstance(og, Tensor):
+        og = Tensor(dev.asarray(og, dtype=v.dtype), dev)
+    if tuple(og._value.shape) != tuple(v.shape):
+        raise ValueError(f"GradientTape.gradient: output_gradients has shape "
+                         f"{tuple(og._value.shape)}, the target has shape {tuple(v.shape)}")
+    if og._value.dtype != v.dtype:
+        raise TypeError(f"GradientTape.gradient: output_gradients has dtype "
+                        f"{og.dtype.name}, the target has dtype {target.dtype.name}")
+    if og._device is not dev:
+        raise ValueError(f"GradientTape.gradient: output_gradients is on {og._device}, the "
+                         f"target on {dev}")
+    return og if differentiable else og._value
+
+
+def _result(source: Tensor, g, zero, differentiable):
+    if g is None:
+        if zero and source._value.dtype.kind == "f":
+            dev = source._device
+            return Tensor(dev.xp.zeros(source._value.shape, dtype=source._value.dtype), dev)
+        return None
+    if differentiable:
+        return g
+    return Tensor(g, source._device)

@@ -1,0 +1,505 @@
+"""Tensor (immutable, device-resident) and Variable (mutable, trainable)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import backend as _backend
+from .backend import Device, DeviceError
+from .dtypes import DType, as_dtype, np_dtype
+
+_next_id = itertools.count(1).__next__
+
+
+class TensorShape(tuple):
+    """A tensor's shape: a tuple with TensorFlow's helpers."""
+
+    __slots__ = ()
+
+    @property
+    def rank(self):
+        return len(self)
+
+    ndims = rank
+
+    def as_list(self):
+        return list(self)
+
+    def num_elements(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def is_fully_defined(self):
+        return True
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+
+class Tensor:
+    """An immutable multi-dimensional array on one device, tracked by gradient tapes."""
+
+    __slots__ = ("_value", "_device", "_id", "__weakref__")
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # NumPy defers to our reflected operators
+
+    def __init__(self, value, device: Device):
+        self._value = value
+        self._device = device
+        self._id = _next_id()
+
+    # --- description ----------------------------------------------------------------
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._value.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return as_dtype(self._value.dtype)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def rank(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._value.size)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    def numpy(self) -> np.ndarray:
+        """The value as a host NumPy array (a copy for GPU tensors)."""
+        host = self._device.to_host(self._value)
+        return np.array(host, copy=True) if self._device.host_visible else host
+
+    def __array__(self, dtype=None, copy=None):
+        if not self._device.host_visible:
+            raise TypeError(f"a {self._device} tensor cannot be converted to a NumPy array "
+                            "implicitly; call .numpy() to copy it to the host")
+        a = np.asarray(self._device.to_host(self._value))
+        return a.astype(dtype) if dtype is not None else a
+
+    def _host_scalar(self, what):
+        if self._value.size != 1:
+            raise TypeError(f"{what}() needs a one-element tensor, got shape {tuple(self._value.shape)}")
+        return self._device.to_host(self._value).reshape(())[()]
+
+    def __float__(self):
+        return float(self._host_scalar("float"))
+
+    def __int__(self):
+        return int(self._host_scalar("int"))
+
+    def __index__(self):
+        if self._value.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype.name}")
+        return int(self._host_scalar("index"))
+
+    def __bool__(self):
+        if self._value.size != 1:
+            raise ValueError(f"the truth value of a tensor of shape {tuple(self._value.shape)} "
+                             "is ambiguous; use gt.reduce_any or gt.reduce_all")
+        return bool(self._host_scalar("bool"))
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a scalar (0-d) tensor")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a scalar (0-d) tensor")
+        for i in range(self._value.shape[0]):
+            yield self[i]
+
+    def __hash__(self):
+        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+
+    def ref(self):
+        """A hashable reference to this tensor (``deref()`` gives it back)."""
+        return _Ref(self)
+
+    def experimental_ref(self):
+        return self.ref()
+
+    def _format_value(self):
+        host = np.asarray(self._device.to_host(self._value))
+        return str(host[()]) if host.ndim == 0 else str(host)
+
+    def __repr__(self):
+        return (f"gt.Tensor({self._format_value()}, shape={tuple(self._value.shape)}, "
+                f"dtype={as_dtype(self._value.dtype).name}, device={self._device.name})")
+
+    __str__ = __repr__
+
+    # --- devices --------------------------------------------------------------------
+    def to(self, device) -> "Tensor":
+        """A copy of this tensor on ``device`` (the same tensor if already there)."""
+        dev = _backend.get_device(device)
+        if dev is self._device:
+            return self
+        from .ops.core import copy_to_device
+        return copy_to_device(self, dev)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def gpu(self, index: int = 0) -> "Tensor":
+        return self.to(f"gpu:{index}")
+
+    # --- operators (defined in gradtape.ops; bound at import time below) --------------
+    def __add__(self, other):
+        return _m.add(self, other)
+
+    def __radd__(self, other):
+        return _m.add(other, self)
+
+    def __sub__(self, other):
+        return _m.subtract(self, other)
+
+    def __rsub__(self, other):
+        return _m.subtract(other, self)
+
+    def __mul__(self, other):
+        return _m.multiply(self, other)
+
+    def __rmul__(self, other):
+        return _m.multiply(other, self)
+
+    def __truediv__(self, other):
+        return _m.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _m.divide(other, self)
+
+    def __floordiv__(self, other):
+        return _m.floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        return _m.floordiv(other, self)
+
+    def __mod__(self, other):
+        return _m.floormod(self, other)
+
+    def __rmod__(self, other):
+        return _m.floormod(other, self)
+
+    def __pow__(self, other):
+        return _m.pow(self, other)
+
+    def __rpow__(self, other):
+        return _m.pow(other, self)
+
+    def __matmul__(self, other):
+        return _la.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _la.matmul(other, self)
+
+    def __neg__(self):
+        return _m.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _m.abs(self)
+
+    def __invert__(self):
+        return _m.logical_not(self)
+
+    def __and__(self, other):
+        return _m.logical_and(self, other)
+
+    def __rand__(self, other):
+        return _m.logical_and(other, self)
+
+    def __or__(self, other):
+        return _m.logical_or(self, other)
+
+    def __ror__(self, other):
+        return _m.logical_or(other, self)
+
+    def __xor__(self, other):
+        return _m.logical_xor(self, other)
+
+    def __lt__(self, other):
+        return _m.less(self, other)
+
+    def __le__(self, other):
+        return _m.less_equal(self, other)
+
+    def __gt__(self, other):
+        return _m.greater(self, other)
+
+    def __ge__(self, other):
+        return _m.greater_equal(self, other)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return _m.equal(self, other)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return _m.not_equal(self, other)
+
+    def __getitem__(self, key):
+        return _sh.getitem(self, key)
+
+    # --- TF-style methods -----------------------------------------------------------
+    @property
+    def T(self):
+        return _sh.transpose(self)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return Tensor(self._device.copy(self._value), self._device)
+
+
+class _Ref:
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self):
+        return id(self._obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._obj is self._obj
+
+
+class Variable(Tensor):
+    """A mutable tensor; trainable Variables are watched by tapes when read.
+
+    ``assign`` installs a new buffer rather than writing over the old one, so a value that a
+    tape saved, or a tensor read earlier, keeps the value it had when it was read.
+    """
+
+    __slots__ = ("trainable", "_name", "_constraint")
+
+    def __init__(self, initial_value=None, trainable: bool = True, name: str | None = None,
+                 dtype=None, shape=None, constraint=None, **unused):
+        if initial_value is None:
+            raise ValueError("Variable: initial_value must be given")
+        if callable(initial_value):
+            initial_value = initial_value()
+        value, device = _initial_array(initial_value, dtype)
+        if shape is not None and tuple(shape) != tuple(value.shape):
+            raise ValueError(f"Variable {name or 'Variable'}: initial value has shape "
+                             f"{tuple(value.shape)}, but shape={tuple(shape)} was given")
+        super().__init__(value, device)
+        self.trainable = bool(trainable)
+        self._name = (name or "Variable")
+        self._constraint = constraint
+
+    @property
+    def name(self) -> str:
+        return self._name if ":" in self._name else self._name + ":0"
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    def __hash__(self):
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+    def read_value(self) -> Tensor:
+        """The current value as a Tensor (recorded as an identity read by recording tapes)."""
+        from .ops.core import identity
+        return identity(self)
+
+    def value(self) -> Tensor:
+        return self.read_value()
+
+    def _check_new(self, value, op: str):
+        """Convert ``value`` for assignment: same device, dtype and shape, or a clear error."""
+        dev = self._device
+        dt = self._value.dtype
+        if isinstance(value, Tensor):
+            if value._value.dtype != dt:
+                raise TypeError(f"Variable.{op}: {self.name} has dtype {as_dtype(dt).name}, "
+                                f"the value has dtype {as_dtype(value._value.dtype).name}")
+            if value._device is not dev:
+                raise DeviceError(f"Variable.{op}: {self.name} is on {dev}, the value on "
+                                  f"{value._device}")
+            arr = value._value
+        else:
+            _check_python_value_fits(value, dt, f"Variable.{op}")
+            arr = dev.asarray(value, dtype=dt)
+        if tuple(arr.shape) != tuple(self._value.shape):
+            raise ValueError(f"Variable.{op}: cannot assign a value of shape {tuple(arr.shape)} "
+                             f"to {self.name} of shape {tuple(self._value.shape)}")
+        return arr
+
+    def _set(self, array):
+        if self._constraint is not None:
+            array = self._constraint(Tensor(array, self._device))._value
+        self._value = array
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Set the value (same shape and dtype); not differentiable."""
+        arr = self._check_new(value, "assign")
+        self._set(self._device.copy(arr) if isinstance(value, Tensor) else arr)
+        return self if read_value else None
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        arr = self._check_new(delta, "assign_add")
+        self._set(self._value + arr)
+        return self if read_value else None
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        arr = self._check_new(delta, "assign_sub")
+        self._set(self._value - arr)
+        return self if read_value else None
+
+    def _assign_array(self, array):
+        """Install a freshly computed device array of the right shape/dtype (optimizers)."""
+        self._set(array)
+
+    def __repr__(self):
+        return (f"<gt.Variable '{self.name}' shape={tuple(self._value.shape)} "
+                f"dtype={as_dtype(self._value.dtype).name} device={self._device.name}, "
+                f"numpy={self._format_value()}>")
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        return Variable(Tensor(self._device.copy(self._value), self._device),
+                        trainable=self.trainable, name=self._name)
+
+
+def _snapshot(var: Variable) -> Tensor:
+    """The value a Variable has now, under the Variable's id (what tapes save)."""
+    t = Tensor.__new__(Tensor)
+    t._value = var._value
+    t._device = var._device
+    t._id = var._id
+    return t
+
+
+# --- conversion ------------------------------------------------------------------------
+
+def _infer_host(value, dtype):
+    """A host NumPy array for a Python/NumPy value with TensorFlow's default dtypes."""
+    if dtype is not None:
+        _check_python_value_fits(value, dtype, "convert_to_tensor")
+        return np.asarray(value, dtype=dtype)
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    arr = np.asarray(value)
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype.kind in "iu" and arr.dtype != np.int32:
+        if arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31):
+            return arr.astype(np.int32)
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "O":
+        raise TypeError(f"cannot convert {value!r} to a tensor")
+    if arr.dtype.kind == "U" or arr.dtype.kind == "S":
+        raise TypeError(f"string tensors are not supported ({value!r})")
+    return arr
+
+
+def _check_python_value_fits(value, dtype, what):
+    dt = np.dtype(dtype)
+    if dt.kind in "iub":
+        if isinstance(value, float) and not float(value).is_integer():
+            raise TypeError(f"{what}: cannot convert {value!r} to a tensor of dtype "
+                            f"{as_dtype(dt).name}")
+        if isinstance(value, (list, tuple, np.ndarray)):
+            arr = np.asarray(value)
+            if arr.dtype.kind == "f" and arr.size and not np.all(np.mod(arr, 1) == 0):
+                raise TypeError(f"{what}: cannot convert float values to a tensor of dtype "
+                                f"{as_dtype(dt).name}")
+
+
+def _initial_array(value, dtype):
+    dt = np_dtype(dtype)
+    if isinstance(value, Tensor):
+        arr = value._value
+        if dt is not None and arr.dtype != dt:
+            arr = arr.astype(dt)
+        else:
+            arr = value._device.copy(arr)
+        return arr, value._device
+    device = _backend.current_device()
+    if device.is_native(value) and not isinstance(value, np.ndarray):
+        return (value.astype(dt) if dt is not None else value.copy()), device
+    host = _infer_host(value, dt)
+    return device.asarray(host).copy() if device.host_visible else device.asarray(host), device
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
+    """Turn a Tensor, Variable, NumPy array, Python number or nested list into a Tensor."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value._value.dtype != np_dtype(dtype):
+            raise TypeError(f"convert_to_tensor: tensor of dtype {as_dtype(value._value.dtype).name} "
+                            f"requested as {as_dtype(dtype).name}; use gt.cast")
+        return value
+    if dtype is None and dtype_hint is not None and not isinstance(value, np.ndarray):
+        try:
+            return constant(value, dtype=dtype_hint)
+        except (TypeError, ValueError):
+            pass
+    return constant(value, dtype=dtype)
+
+
+def constant(value, dtype=None, shape=None, name=None) -> Tensor:
+    """A tensor holding ``value`` (Python floats become float32 and ints int32, as in TF)."""
+    device = _backend.current_device()
+    dt = np_dtype(dtype)
+    if isinstance(value, Tensor):
+        arr = value._value
+        if dt is not None and arr.dtype != dt:
+            arr = arr.astype(dt)
+        if value._device is not device:
+            arr = device.from_other(arr, value._device)
+    elif device.is_native(value) and not isinstance(value, np.ndarray):
+        arr = value.astype(dt) if dt is not None else value
+    else:
+        host = _infer_host(value, dt)
+        arr = device.asarray(host)
+    if shape is not None:
+        shape = tuple(int(s) for s in shape)
+        if arr.size == 1:
+            arr = device.xp.broadcast_to(arr.reshape(()), shape).copy()
+        elif int(np.prod(shape)) == arr.size:
+            arr = arr.reshape(shape)
+        else:
+            raise ValueError(f"constant: value of shape {tuple(arr.shape)} cannot be given "
+                             f"shape {shape}")
+    return Tensor(arr, device)
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+# Bound late: the op modules import this one.
+from .ops import math as _m  # noqa: E402
+from .ops import linalg as _la  # noqa: E402
+from .ops import shape as _sh  # noqa: E402
+
+__all__ = ["Tensor", "Variable", "TensorShape", "convert_to_tensor", "constant", "is_tensor"]
