@@ -162,7 +162,7 @@ def apply1(op: Op, x: Tensor, attrs=None):
             out = op.forward(dev.xp, x._value, **attrs) if attrs else op.forward(dev.xp, x._value)
     except Exception as exc:
         raise op_error(op, (x,), exc) from None
-    result = Tensor(out, dev)
+    result = tuple([Tensor(o, dev) for o in out]) if op.multi else Tensor(out, dev)
     if STATE.active:
         _slow_path(op, (x,), result, attrs)
     return result

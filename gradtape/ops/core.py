@@ -47,8 +47,9 @@ def _sum_to_batched_fwd(xp, g, shape, batch_ndim):
 
 
 def _sum_to_batched_vjp(ops, needs, g, ans, x, shape, batch_ndim):
-    return (ops.broadcast_to(ops.reshape(g, shape=tuple(g.shape[:batch_ndim]) + (1,) * (
-        x.ndim - batch_ndim - len(shape)) + tuple(shape)), shape=tuple(x.shape)),)
+    kept = tuple(g.shape[:batch_ndim]) + (1,) * (x.ndim - batch_ndim - len(shape)) + tuple(shape)
+    return (ops.broadcast_to(ops.reshape(g, shape=kept, in_shape=tuple(g.shape)),
+                             shape=tuple(x.shape)),)
 
 
 defop("sum_to_batched", _sum_to_batched_fwd, _sum_to_batched_vjp, save_output=False)

@@ -191,8 +191,8 @@ def _einsum_vjp(ops, needs, g, ans, *operands, ins, out):
             sizes[c] = d
         if target != uniq:
             shape_t = tuple(sizes[c] if c in target else 1 for c in uniq)
-            gi = ops.reshape(ops.einsum(gi, ins=[target], out="".join(
-                c for c in uniq if c in target)), shape=shape_t)
+            gi = ops.einsum(gi, ins=[target], out="".join(c for c in uniq if c in target))
+            gi = ops.reshape(gi, shape=shape_t, in_shape=tuple(gi.shape))
             gi = ops.broadcast_to(gi, shape=tuple(sizes[c] for c in uniq))
         if uniq != sub:
             # repeated letters (a diagonal): place the gradient on the diagonal

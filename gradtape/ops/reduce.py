@@ -22,7 +22,7 @@ def _expand(ops, g, in_shape, axes, keepdims):
     """Reshape a reduced cotangent so it broadcasts against the input (batch axes kept)."""
     out_rank = len(in_shape) if keepdims else (0 if axes is None else len(in_shape) - len(axes))
     lead = tuple(g.shape[:g.ndim - out_rank])
-    return ops.reshape(g, shape=lead + _kept_shape(in_shape, axes)), lead
+    return ops.reshape(g, shape=lead + _kept_shape(in_shape, axes), in_shape=tuple(g.shape)), lead
 
 
 def _sum_fwd(xp, x, axis, keepdims, in_shape):

@@ -52,6 +52,7 @@ class Spec:
     atol: float = 1e-6
     f32_rtol: float = 2e-3            # float32 gradients vs float64 ones
     wrt: tuple | None = None          # argument positions differentiated (default: all)
+    eps: float = 1e-6                 # finite-difference step
 
     def covered(self):
         return self.ops or (self.name,)

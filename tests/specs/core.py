@@ -1,0 +1,152 @@
+"""Specs for the core op library (math, reductions, linear algebra, shapes)."""
+from __future__ import annotations
+
+import numpy as np
+
+import gradtape as gt
+from . import (BROADCAST, UNARY, Spec, away_from_zero, distinct, normal, positive, unit)
+
+
+def _bin(name, fn, ops=None, domain=normal, domains=None, shapes=BROADCAST, order=2, **kw):
+    return Spec(name, fn, shapes, ops=ops or (name,), domain=domain, domains=domains, order=order,
+                **kw)
+
+
+def _un(name, fn, ops=None, domain=normal, shapes=UNARY, **kw):
+    return Spec(name, fn, shapes, ops=ops or (name,), domain=domain, **kw)
+
+
+def _neq_pair(rng, shape):
+    return distinct(rng, shape)
+
+
+def _shifted(rng, shape):
+    return distinct(rng, shape) + 0.13
+
+
+SPECS = [
+    # --- elementwise binary (every broadcast group) ---
+    _bin("add", lambda x, y: x + y),
+    _bin("subtract", lambda x, y: x - y),
+    _bin("multiply", lambda x, y: x * y),
+    _bin("divide", lambda x, y: x / y, domains=(normal, away_from_zero)),
+    _bin("pow", lambda x, y: x ** y, domains=(positive, normal)),
+    _bin("maximum", gt.maximum, domains=(_neq_pair, _shifted)),
+    _bin("minimum", gt.minimum, domains=(_neq_pair, _shifted)),
+    _bin("squared_difference", gt.math.squared_difference),
+    _bin("floormod", gt.math.floormod, domains=(positive, lambda r, s: r.uniform(2.3, 2.7, s)),
+         order=1, wrt=(0,)),
+    _bin("xlogy", gt.math.xlogy, domains=(normal, positive)),
+    _bin("divide_no_nan", gt.math.divide_no_nan, domains=(normal, away_from_zero)),
+    Spec("where", lambda x, y: gt.where(x > y, x * 2.0, y * y), BROADCAST,
+         ops=("where",), domains=(_neq_pair, _shifted)),
+    Spec("clip_by_value", lambda x, lo, hi: gt.clip_by_value(x, lo, hi),
+         [((3, 4), (3, 4), (3, 4)), ((3, 4), (), ())], ops=("clip_by_value",),
+         domains=(distinct, lambda r, s: np.full(s, -1.1), lambda r, s: np.full(s, 1.3))),
+    # --- elementwise unary ---
+    _un("negative", lambda x: -x),
+    _un("abs", gt.abs, domain=away_from_zero),
+    _un("sign", lambda x: gt.sign(x) * x, ops=("sign",), domain=away_from_zero),
+    _un("exp", gt.exp),
+    _un("log", gt.math.log, domain=positive),
+    _un("sqrt", gt.sqrt, domain=positive),
+    _un("square", gt.square),
+    _un("tanh", gt.tanh),
+    _un("sigmoid", gt.sigmoid),
+    _un("sin", gt.sin),
+    _un("cos", gt.cos),
+    _un("tan", gt.math.tan, domain=unit),
+    _un("atan", gt.math.atan),
+    _un("asin", gt.math.asin, domain=unit),
+    _un("acos", gt.math.acos, domain=unit),
+    _un("sinh", gt.math.sinh),
+    _un("cosh", gt.math.cosh),
+    _un("log1p", gt.math.log1p, domain=positive),
+    _un("expm1", gt.math.expm1),
+    _un("rsqrt", gt.math.rsqrt, domain=positive),
+    _un("reciprocal", gt.math.reciprocal, domain=away_from_zero),
+    _un("softplus", gt.math.softplus),
+    _un("log_sigmoid", gt.math.log_sigmoid),
+    _un("erf", gt.math.erf),
+    _un("identity", gt.identity),
+    # linear in the float32 round trip, so a large step keeps the differences exact
+    _un("cast", lambda x: gt.cast(gt.cast(x, gt.float32), x.dtype) * 3.0, eps=1e-2,
+        rtol=1e-4, atol=1e-4),
+    # --- reductions ---
+    Spec("reduce_sum", lambda x: gt.reduce_sum(x * x, axis=1), [((3, 4),), ((2, 3, 4),)]),
+    Spec("reduce_sum_all", lambda x: gt.reduce_sum(x, keepdims=True) * x, [((3, 4),)],
+         ops=("reduce_sum",)),
+    Spec("reduce_mean", lambda x: gt.reduce_mean(x * x, axis=[0, 2], keepdims=True),
+         [((2, 3, 4),)]),
+    Spec("reduce_max", lambda x: gt.reduce_max(x, axis=-1), [((3, 4),), ((5,),)],
+         domain=distinct),
+    Spec("reduce_min", lambda x: gt.reduce_min(x, axis=0, keepdims=True), [((3, 4),)],
+         domain=distinct),
+    Spec("reduce_prod", lambda x: gt.reduce_prod(x, axis=-1), [((3, 4),), ((4,),)],
+         domain=away_from_zero),
+    Spec("reduce_logsumexp", lambda x: gt.reduce_logsumexp(x, axis=-1), [((3, 4),), ((5,),)]),
+    Spec("reduce_variance", lambda x: gt.math.reduce_variance(x, axis=0), [((4, 3),)],
+         ops=("reduce_mean", "squared_difference")),
+    Spec("reduce_std", lambda x: gt.math.reduce_std(x, axis=1), [((3, 4),)],
+         ops=("sqrt", "reduce_mean")),
+    Spec("cumsum", lambda x: gt.cumsum(x * x, axis=1), [((3, 4),)]),
+    Spec("cumsum_exclusive_reverse", lambda x: gt.cumsum(x * x, axis=0, exclusive=True,
+                                                         reverse=True), [((3, 4),)],
+         ops=("cumsum",)),
+    Spec("cumprod", lambda x: gt.math.cumprod(x, axis=1), [((2, 4),)], ops=("unstack", "stack"),
+         domain=away_from_zero),
+    Spec("norm", lambda x: gt.norm(x, axis=1), [((3, 4),)], domain=away_from_zero,
+         ops=("sqrt", "reduce_sum", "square")),
+    Spec("norm_l1_inf", lambda x: gt.norm(x, ord=1) + gt.norm(x, ord=np.inf, axis=0),
+         [((3, 4),)], domain=_shifted, ops=("abs", "reduce_max")),
+    # --- linear algebra ---
+    Spec("matmul", gt.matmul, [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2))]),
+    Spec("matmul_transposed", lambda a, b: gt.matmul(a, b, transpose_a=True, transpose_b=True),
+         [((4, 3), (5, 4)), ((2, 4, 3), (2, 5, 4))], ops=("matmul",)),
+    Spec("matmul_ta", lambda a, b: gt.matmul(a, b, transpose_a=True), [((4, 3), (4, 5))],
+         ops=("matmul",)),
+    Spec("matmul_tb", lambda a, b: gt.matmul(a, b, transpose_b=True), [((3, 4), (5, 4))],
+         ops=("matmul",)),
+    Spec("tensordot", lambda a, b: gt.tensordot(a, b, axes=[[1, 2], [0, 1]]),
+         [((2, 3, 4), (3, 4, 5))], ops=("matmul", "reshape", "transpose")),
+    Spec("einsum", lambda a, b: gt.einsum("bij,bjk->bik", a, b), [((2, 3, 4), (2, 4, 5))]),
+    Spec("einsum_trace_sum", lambda a, b: gt.einsum("ii,ij->j", a, b), [((3, 3), (3, 4))],
+         ops=("einsum", "eye_like")),
+    Spec("einsum_ellipsis", lambda a, b: gt.einsum("...ij,j->...i", a, b),
+         [((2, 3, 4), (4,))], ops=("einsum",)),
+    Spec("einsum_outer_reduce", lambda a: gt.einsum("ij->", a * a), [((3, 4),)],
+         ops=("einsum",)),
+    # --- shapes ---
+    Spec("reshape", lambda x: gt.reshape(x, [-1, 2]) * gt.reshape(x, [-1, 2]), [((3, 4),)]),
+    Spec("transpose", lambda x: gt.transpose(x, [1, 2, 0]) ** 2, [((2, 3, 4),)],
+         ops=("transpose", "pow")),
+    Spec("expand_squeeze", lambda x: gt.squeeze(gt.expand_dims(x, 1) * 2.0, 1), [((3, 4),)],
+         ops=("reshape",)),
+    Spec("concat", lambda x, y: gt.concat([x, y * y, x], axis=1), [((3, 2), (3, 4))],
+         ops=("concat",)),
+    Spec("stack", lambda x, y: gt.stack([x, y * x], axis=1), [((3, 4), (3, 4))]),
+    Spec("unstack", lambda x: gt.unstack(x, axis=1)[1] * gt.unstack(x, axis=1)[2],
+         [((3, 4),)]),
+    Spec("split", lambda x: gt.split(x, [1, 3], axis=1)[1] ** 2, [((3, 4),)],
+         ops=("split",)),
+    Spec("tile", lambda x: gt.tile(x, [2, 3]) ** 2, [((2, 3),)]),
+    Spec("broadcast_to", lambda x: gt.broadcast_to(x, [2, 3, 4]) ** 2, [((3, 1),), ((4,),)],
+         ops=("broadcast_to",)),
+    Spec("gather", lambda x: gt.gather(x, [2, 0, 2], axis=1) ** 2, [((3, 4),)],
+         ops=("getitem", "getitem_grad")),
+    Spec("gather_batch_dims", lambda x: gt.gather(x, [[1, 0], [2, 2], [0, 3]], axis=1,
+                                                  batch_dims=1) ** 2, [((3, 4),)],
+         ops=("getitem",)),
+    Spec("getitem_basic", lambda x: x[1:, ::-2, None] * x[0, 0], [((3, 4, 2),)],
+         ops=("getitem",)),
+    Spec("getitem_mask", lambda x: (x[x > 0.0]) ** 2, [((3, 4),)], ops=("getitem",),
+         domain=away_from_zero),
+    Spec("pad_constant", lambda x: gt.pad(x, [[1, 2], [0, 1]]) ** 2, [((3, 4),)], ops=("pad",)),
+    Spec("pad_reflect", lambda x: gt.pad(x, [[1, 2], [2, 1]], mode="REFLECT") ** 2,
+         [((4, 4),)], ops=("getitem",)),
+    Spec("pad_symmetric", lambda x: gt.pad(x, [[1, 1], [2, 0]], mode="SYMMETRIC") ** 2,
+         [((3, 4),)], ops=("getitem",)),
+    Spec("reverse", lambda x: gt.reverse(x, [1]) * x, [((3, 4),)], ops=("getitem",)),
+    Spec("sum_to", lambda x: gt.reduce_sum((x + gt.zeros([2, 3, 4], dtype=x.dtype)) ** 2),
+         [((3, 1),)], ops=("sum_to",)),
+]
