@@ -1,0 +1,420 @@
+"""Seeded random numbers on a device, as ``tf.random``.
+
+A :class:`Generator` owns a random state on one device (NumPy's ``PCG64`` on the CPU, CuPy's
+cuRAND-backed ``RandomState`` on a GPU) and draws arrays directly there: nothing crosses
+between host and device. The same seed gives the same numbers on the same device kind.
+
+    g = gt.random.Generator.from_seed(42)
+    w = g.normal([784, 512], stddev=0.05)
+
+The module-level functions (``gt.random.normal``, ``uniform``, ``truncated_normal``,
+``shuffle``) draw from a global generator per device. ``gt.random.set_seed(s)`` makes them
+reproducible; an op-level ``seed=`` argument then selects its own reproducible sequence,
+as TensorFlow's global-plus-operation seeds do.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .backend import Device, current_device, get_device
+from .dtypes import as_dtype, np_dtype
+from .tensor import Tensor
+
+__all__ = ["Generator", "set_seed", "get_global_generator", "set_global_generator", "normal",
+           "uniform", "truncated_normal", "shuffle", "create_rng_state"]
+
+_FLOAT32 = np.dtype(np.float32)
+_MAX_SEED = 2 ** 63 - 1
+#: The global seed TensorFlow uses when only an op-level seed is given.
+_DEFAULT_GLOBAL_SEED = 87654321
+
+
+def _shape(shape, opname):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{opname}: shape must be a list of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{opname}: negative dimension in shape {shape}")
+    return shape
+
+
+def _seed_int(seed, opname):
+    if isinstance(seed, Tensor):
+        seed = seed.numpy()
+    if isinstance(seed, np.ndarray):
+        # TF seeds may be a shape [2] (or [3]) integer tensor: fold all words in.
+        if seed.dtype.kind not in "iu":
+            raise TypeError(f"{opname}: seed must be an integer, got dtype {seed.dtype}")
+        return [int(s) % (2 ** 64) for s in seed.ravel().tolist()]
+    if isinstance(seed, (list, tuple)):
+        return [int(s) % (2 ** 64) for s in seed]
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{opname}: seed must be an integer, got {type(seed).__name__} {seed!r}")
+    return int(seed) % (2 ** 64)
+
+
+def _float_dtype(dtype, opname):
+    dt = np_dtype(dtype) if dtype is not None else _FLOAT32
+    if dt.kind != "f":
+        raise TypeError(f"{opname}: dtype must be a floating type, got {as_dtype(dt).name}")
+    return dt
+
+
+def _param(value, dt, dev: Device, opname, what):
+    """A scalar parameter as a Python float, or an array parameter on ``dev`` in ``dt``."""
+    if isinstance(value, Tensor):
+        if value._device is not dev:
+            raise ValueError(f"{opname}: {what} is on {value._device}, the generator on {dev}")
+        v = value._value
+        if v.ndim == 0 and dev.host_visible:
+            return float(v)
+        return v.astype(dt, copy=False)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    arr = np.asarray(value, dtype=dt)
+    if arr.ndim == 0:
+        return float(arr)
+    return dev.asarray(arr)
+
+
+class Generator:
+    """A random-number generator living on one device (as ``tf.random.Generator``).
+
+    Create one with :meth:`from_seed` (reproducible) or :meth:`from_non_deterministic_state`.
+    Arrays are drawn on the generator's device: the current device when it was made, or the
+    ``device=`` argument.
+    """
+
+    def __init__(self, copy_from=None, state=None, alg=None, *, seed=None, device=None):
+        if copy_from is not None:
+            if not isinstance(copy_from, Generator):
+                raise TypeError(f"Generator: copy_from must be a Generator, got "
+                                f"{type(copy_from).__name__}")
+            self._device = copy_from._device if device is None else get_device(device)
+            self._seed_seq = copy_from._seed_seq
+            self._rng = self._make_rng(self._seed_seq)
+            self._rng_state_from(copy_from)
+            self._lock = threading.Lock()
+            return
+        self._device = current_device() if device is None else get_device(device)
+        if state is not None and seed is None:
+            seed = state
+        if seed is None:
+            self._seed_seq = np.random.SeedSequence()
+        else:
+            self._seed_seq = np.random.SeedSequence(_seed_int(seed, "Generator"))
+        self._rng = self._make_rng(self._seed_seq)
+        self._lock = threading.Lock()
+
+    # --- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_seed(cls, seed, alg=None, device=None) -> "Generator":
+        """A generator whose numbers are fixed by ``seed`` (an int, or a list of ints)."""
+        return cls(seed=seed, device=device)
+
+    @classmethod
+    def from_non_deterministic_state(cls, alg=None, device=None) -> "Generator":
+        """A generator seeded from the operating system's entropy."""
+        return cls(device=device)
+
+    @classmethod
+    def from_state(cls, state, alg=None, device=None) -> "Generator":
+        """A generator seeded by ``state`` (an int or a list of ints)."""
+        return cls(seed=state, device=device)
+
+    def _make_rng(self, seed_seq):
+        dev = self._device
+        if dev.host_visible:
+            return np.random.Generator(np.random.PCG64(seed_seq))
+        seed = int(seed_seq.generate_state(1, np.uint64)[0]) & _MAX_SEED
+        with dev.activate():
+            return dev.xp.random.RandomState(seed)
+
+    def _rng_state_from(self, other):
+        if self._device.host_visible and other._device.host_visible:
+            self._rng.bit_generator.state = other._rng.bit_generator.state
+
+    def reset_from_seed(self, seed) -> None:
+        """Restart the generator from ``seed``."""
+        with self._lock:
+            self._seed_seq = np.random.SeedSequence(_seed_int(seed, "Generator.reset_from_seed"))
+            self._rng = self._make_rng(self._seed_seq)
+
+    @property
+    def device(self) -> Device:
+        """The device the generator draws on."""
+        return self._device
+
+    @property
+    def algorithm(self) -> str:
+        return "pcg64" if self._device.host_visible else "xorwow"
+
+    def __repr__(self):
+        return f"<gt.random.Generator device={self._device.name} algorithm={self.algorithm}>"
+
+    # --- raw draws (device arrays) ----------------------------------------------------------
+    def _standard_normal(self, shape, dt):
+        dev = self._device
+        with self._lock:
+            if dev.host_visible:
+                if dt in (np.float32, np.float64):
+                    return self._rng.standard_normal(shape, dtype=dt)
+                return self._rng.standard_normal(shape, dtype=np.float32).astype(dt)
+            with dev.activate():
+                gen_dt = dt if dt in (np.float32, np.float64) else np.float32
+                return self._rng.standard_normal(size=shape, dtype=gen_dt).astype(dt, copy=False)
+
+    def _random(self, shape, dt):
+        """Uniform floats in ``[0, 1)``."""
+        dev = self._device
+        with self._lock:
+            if dev.host_visible:
+                if dt in (np.float32, np.float64):
+                    return self._rng.random(shape, dtype=dt)
+                return self._rng.random(shape, dtype=np.float32).astype(dt)
+            with dev.activate():
+                gen_dt = dt if dt in (np.float32, np.float64) else np.float32
+                return self._rng.random_sample(size=shape, dtype=gen_dt).astype(dt, copy=False)
+
+    def _integers(self, shape, low, high, dt):
+        dev = self._device
+        with self._lock:
+            if dev.host_visible:
+                return self._rng.integers(low, high, size=shape, dtype=dt)
+            with dev.activate():
+                return self._rng.randint(low, high, size=shape, dtype=dt)
+
+    def _permutation(self, n):
+        dev = self._device
+        with self._lock:
+            if dev.host_visible:
+                return self._rng.permutation(n)
+            with dev.activate():
+                return self._rng.permutation(n)
+
+    # --- public draws -------------------------------------------------------------------------
+    def normal(self, shape, mean=0.0, stddev=1.0, dtype=_FLOAT32, name=None) -> Tensor:
+        """Normally distributed values of ``shape``."""
+        shape = _shape(shape, "normal")
+        dt = _float_dtype(dtype, "normal")
+        dev = self._device
+        mean = _param(mean, dt, dev, "normal", "mean")
+        stddev = _param(stddev, dt, dev, "normal", "stddev")
+        out = self._standard_normal(shape, dt)
+        with dev.activate():
+            out = self._affine(out, mean, stddev, dt, shape)
+        return Tensor(out, dev)
+
+    @staticmethod
+    def _affine(out, offset, scale, dt, shape):
+        if isinstance(scale, float):
+            if scale != 1.0:
+                out *= scale
+        else:
+            out = out * scale
+        if isinstance(offset, float):
+            if offset != 0.0:
+                out += offset
+        else:
+            out = out + offset
+        if tuple(out.shape) != shape:
+            raise ValueError(f"parameters of shapes that broadcast to {tuple(out.shape)} do not "
+                             f"fit the requested shape {shape}")
+        return out.astype(dt, copy=False)
+
+    def uniform(self, shape, minval=0, maxval=None, dtype=_FLOAT32, name=None) -> Tensor:
+        """Uniform values in ``[minval, maxval)``.
+
+        Floats: ``maxval`` defaults to 1. Integers (an integer ``dtype``): ``maxval`` is
+        required and the values are drawn without bias.
+        """
+        shape = _shape(shape, "uniform")
+        dt = np_dtype(dtype) if dtype is not None else _FLOAT32
+        dev = self._device
+        if dt.kind in "iu":
+            if maxval is None:
+                raise ValueError(f"uniform: maxval must be given for an integer dtype "
+                                 f"({as_dtype(dt).name})")
+            lo = int(minval.numpy() if isinstance(minval, Tensor) else minval)
+            hi = int(maxval.numpy() if isinstance(maxval, Tensor) else maxval)
+            if hi <= lo:
+                raise ValueError(f"uniform: need minval < maxval, got minval={lo}, maxval={hi}")
+            return Tensor(self._integers(shape, lo, hi, dt), dev)
+        if dt.kind != "f":
+            raise TypeError(f"uniform: dtype must be a floating or integer type, got "
+                            f"{as_dtype(dt).name}")
+        lo = _param(minval, dt, dev, "uniform", "minval")
+        hi = _param(1.0 if maxval is None else maxval, dt, dev, "uniform", "maxval")
+        out = self._random(shape, dt)
+        with dev.activate():
+            out = self._affine(out, lo, hi - lo, dt, shape)
+        return Tensor(out, dev)
+
+    def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_FLOAT32,
+                         name=None) -> Tensor:
+        """Normal values with those beyond two standard deviations drawn again (as TF)."""
+        shape = _shape(shape, "truncated_normal")
+        dt = _float_dtype(dtype, "truncated_normal")
+        dev = self._device
+        mean = _param(mean, dt, dev, "truncated_normal", "mean")
+        stddev = _param(stddev, dt, dev, "truncated_normal", "stddev")
+        work_dt = dt if dt in (np.float32, np.float64) else _FLOAT32
+        out = self._standard_normal(shape, work_dt)
+        xp = dev.xp
+        with dev.activate():
+            bad = xp.abs(out) > 2
+            # About 4.6% redraw per round; a few rounds finish any practical size.
+            while True:
+                n_bad = int(xp.count_nonzero(bad))
+                if n_bad == 0:
+                    break
+                redraw = self._standard_normal((n_bad,), work_dt)
+                out[bad] = redraw
+                bad = xp.abs(out) > 2
+            out = self._affine(out, mean, stddev, work_dt, shape)
+        return Tensor(out.astype(dt, copy=False), dev)
+
+    def permutation(self, n: int) -> Tensor:
+        """A random permutation of ``range(n)`` (int64) on the generator's device."""
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"permutation: n must be >= 0, got {n}")
+        with self._device.activate():
+            perm = self._permutation(n).astype(np.int64, copy=False)
+        return Tensor(perm, self._device)
+
+    def shuffle(self, value) -> Tensor:
+        """``value`` with its first axis randomly permuted (gradients flow back)."""
+        from .ops.shape import gather
+        from .ops._util import as_tensor
+        x = as_tensor(value, "shuffle")
+        if x._device is not self._device:
+            raise ValueError(f"shuffle: value is on {x._device}, the generator on {self._device}")
+        if x._value.ndim == 0:
+            raise ValueError("shuffle: value must have rank >= 1, got a scalar")
+        return gather(x, self.permutation(x._value.shape[0]))
+
+    def make_seeds(self, count: int = 1) -> Tensor:
+        """``count`` new seeds as an int64 tensor of shape ``[2, count]`` (as TF)."""
+        count = int(count)
+        if count < 0:
+            raise ValueError(f"make_seeds: count must be >= 0, got {count}")
+        with self._lock:
+            children = self._seed_seq.spawn(count)
+        words = np.array([c.generate_state(2, np.uint64) for c in children],
+                         dtype=np.uint64).reshape(count, 2)
+        seeds = (words >> np.uint64(1)).astype(np.int64).T.copy()
+        return Tensor(self._device.asarray(seeds), self._device)
+
+    def split(self, count: int = 1) -> list:
+        """``count`` new independent generators on the same device; this one advances."""
+        count = int(count)
+        if count < 0:
+            raise ValueError(f"split: count must be >= 0, got {count}")
+        with self._lock:
+            children = self._seed_seq.spawn(count)
+        out = []
+        for c in children:
+            g = Generator.__new__(Generator)
+            g._device = self._device
+            g._seed_seq = c
+            g._rng = g._make_rng(c)
+            g._lock = threading.Lock()
+            out.append(g)
+        return out
+
+
+# --- the global generators ------------------------------------------------------------------
+
+class _Global:
+    __slots__ = ("seed", "generators", "op_generators", "lock")
+
+    def __init__(self):
+        self.seed = None            # the global seed, None when unset
+        self.generators = {}        # device -> Generator
+        self.op_generators = {}     # (device, op seed) -> Generator
+        self.lock = threading.Lock()
+
+
+_GLOBAL = _Global()
+
+
+def set_seed(seed) -> None:
+    """Set the global seed: the module functions and the global generators restart from it."""
+    s = _seed_int(seed, "set_seed")
+    with _GLOBAL.lock:
+        _GLOBAL.seed = s
+        _GLOBAL.generators = {}
+        _GLOBAL.op_generators = {}
+
+
+def get_global_generator(device=None) -> Generator:
+    """The global generator of ``device`` (the current device by default)."""
+    dev = current_device() if device is None else get_device(device)
+    with _GLOBAL.lock:
+        g = _GLOBAL.generators.get(dev)
+        if g is None:
+            seed = None if _GLOBAL.seed is None else [_GLOBAL.seed, 0x9E3779B9]
+            g = _GLOBAL.generators[dev] = Generator(seed=seed, device=dev)
+        return g
+
+
+def set_global_generator(generator: Generator) -> None:
+    """Make ``generator`` the global generator of its device."""
+    if not isinstance(generator, Generator):
+        raise TypeError(f"set_global_generator: expected a Generator, got "
+                        f"{type(generator).__name__}")
+    with _GLOBAL.lock:
+        _GLOBAL.generators[generator.device] = generator
+
+
+def _generator_for(seed, device=None) -> Generator:
+    """The generator an op draws from: the global one, or the op-seed sequence for ``seed``."""
+    if seed is None:
+        return get_global_generator(device)
+    dev = current_device() if device is None else get_device(device)
+    op_seed = _seed_int(seed, "seed")
+    key = (dev, tuple(op_seed) if isinstance(op_seed, list) else op_seed)
+    with _GLOBAL.lock:
+        g = _GLOBAL.op_generators.get(key)
+        if g is None:
+            glob = _DEFAULT_GLOBAL_SEED if _GLOBAL.seed is None else _GLOBAL.seed
+            words = [glob] + (op_seed if isinstance(op_seed, list) else [op_seed])
+            g = _GLOBAL.op_generators[key] = Generator(seed=words, device=dev)
+        return g
+
+
+def create_rng_state(seed, alg=None) -> np.ndarray:
+    """The state words a generator seeded with ``seed`` starts from (host int64 array)."""
+    ss = np.random.SeedSequence(_seed_int(seed, "create_rng_state"))
+    return (ss.generate_state(2, np.uint64) >> np.uint64(1)).astype(np.int64)
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=_FLOAT32, seed=None, name=None) -> Tensor:
+    """Normal values on the current device (as ``tf.random.normal``)."""
+    return _generator_for(seed).normal(shape, mean=mean, stddev=stddev, dtype=dtype)
+
+
+def uniform(shape, minval=0, maxval=None, dtype=_FLOAT32, seed=None, name=None) -> Tensor:
+    """Uniform values in ``[minval, maxval)`` on the current device (``tf.random.uniform``)."""
+    return _generator_for(seed).uniform(shape, minval=minval, maxval=maxval, dtype=dtype)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_FLOAT32, seed=None,
+                     name=None) -> Tensor:
+    """Normal values redrawn beyond two standard deviations (``tf.random.truncated_normal``)."""
+    return _generator_for(seed).truncated_normal(shape, mean=mean, stddev=stddev, dtype=dtype)
+
+
+def shuffle(value, seed=None, name=None) -> Tensor:
+    """``value`` with its first axis randomly permuted, on its device (``tf.random.shuffle``)."""
+    from .ops._util import as_tensor
+    x = as_tensor(value, "shuffle")
+    return _generator_for(seed, x._device).shuffle(x)

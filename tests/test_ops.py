@@ -1,0 +1,328 @@
+"""Op values, TensorFlow's conventions at special points, the Tensor API and error messages."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import gradtape as gt
+from gradtape.registry import Op, apply
+
+
+def grad(f, *xs):
+    xs = [gt.constant(x) if not isinstance(x, gt.Tensor) else x for x in xs]
+    with gt.GradientTape() as tape:
+        tape.watch(xs)
+        y = f(*xs)
+    gs = tape.gradient(y, xs)
+    return [None if g is None else g.numpy() for g in gs]
+
+
+# --- Tensor API ---------------------------------------------------------------------------
+
+def test_repr_and_properties():
+    x = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+    assert x.shape == (2, 2) and x.shape.as_list() == [2, 2] and x.ndim == 2
+    assert x.dtype == gt.float32 and x.dtype == np.float32 and x.device == "cpu:0"
+    assert repr(gt.constant(6.0)) == "gt.Tensor(6.0, shape=(), dtype=float32, device=cpu:0)"
+    assert "shape=(2, 2)" in repr(x) and "[[1. 2.]" in repr(x)
+    v = gt.Variable(1.0, name="w")
+    assert v.name == "w:0" and "gt.Variable 'w:0'" in repr(v)
+
+
+def test_default_dtypes_as_tf():
+    assert gt.constant(1.0).dtype == gt.float32
+    assert gt.constant(1).dtype == gt.int32
+    assert gt.constant([1, 2.5]).dtype == gt.float32
+    assert gt.constant(True).dtype == gt.bool
+    assert gt.constant(np.float64(1.0)).dtype == gt.float64
+    assert gt.constant(np.array([1, 2], np.int64)).dtype == gt.int64
+    assert gt.constant(2 ** 40).dtype == gt.int64
+    assert gt.constant([1, 2], dtype=gt.float16).dtype == gt.float16
+    assert gt.constant(0.5, shape=[2, 3]).numpy().tolist() == [[0.5] * 3] * 2
+
+
+def test_operators_and_scalars():
+    x = gt.constant([1.0, 2.0, 4.0])
+    np.testing.assert_allclose((x + 1).numpy(), [2, 3, 5])
+    np.testing.assert_allclose((2 - x).numpy(), [1, 0, -2])
+    np.testing.assert_allclose((x * np.float64(2)).numpy(), [2, 4, 8])
+    assert (x * np.float64(2)).dtype == gt.float32
+    np.testing.assert_allclose((1 / x).numpy(), [1, 0.5, 0.25])
+    np.testing.assert_allclose((x ** 2).numpy(), [1, 4, 16])
+    np.testing.assert_allclose((2 ** x).numpy(), [2, 4, 16])
+    np.testing.assert_allclose((x // 1.5).numpy(), [0, 1, 2])
+    np.testing.assert_allclose((x % 1.5).numpy(), [1, 0.5, 1])
+    np.testing.assert_allclose((-x).numpy(), [-1, -2, -4])
+    np.testing.assert_allclose(abs(-x).numpy(), [1, 2, 4])
+    assert (x > 1.5).numpy().tolist() == [False, True, True]
+    assert (x == 2.0).numpy().tolist() == [False, True, False]
+    assert ((x > 1.5) & (x < 3)).numpy().tolist() == [False, True, False]
+    m = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose((m @ m).numpy(), [[7, 10], [15, 22]])
+    arr = np.array([1.0, 1.0, 1.0])
+    out = arr + x  # NumPy defers to the tensor
+    assert isinstance(out, gt.Tensor) and out.dtype == gt.float32
+
+
+def test_numpy_array_operand_takes_tensor_dtype():
+    x = gt.constant([1.0, 2.0])
+    y = x * np.array([2.0, 3.0])  # float64 array converted to float32, as TF
+    assert y.dtype == gt.float32
+    np.testing.assert_allclose(y.numpy(), [2, 6])
+
+
+def test_scalar_conversions():
+    x = gt.constant([[2.5]])
+    assert float(x) == 2.5 and int(gt.constant(3)) == 3 and bool(gt.constant(True))
+    with pytest.raises(TypeError, match="one-element"):
+        float(gt.constant([1.0, 2.0]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(gt.constant([1.0, 2.0]))
+    assert len(gt.constant([1, 2, 3])) == 3
+    with pytest.raises(TypeError):
+        len(gt.constant(1.0))
+    assert [t.numpy().tolist() for t in gt.constant([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(gt.constant(1.0))
+    assert {gt.constant(1.0).ref()}
+
+
+def test_indexing():
+    x = gt.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    n = x.numpy()
+    for key in [1, (0, 2), (slice(None), 1), (Ellipsis, 2), (None, 1, slice(1, None, 2)),
+                (slice(None, None, -1),), (1, [0, 2, 2]), (n > 10,)]:
+        np.testing.assert_array_equal(x[key].numpy(), n[key])
+    idx = gt.constant([2, 0])
+    np.testing.assert_array_equal(x[:, idx].numpy(), n[:, [2, 0]])
+    with pytest.raises(IndexError, match="getitem"):
+        x[5]
+
+
+def test_getitem_gradient_with_repeats():
+    g, = grad(lambda x: gt.reduce_sum(x[gt.constant([0, 0, 2])]), np.ones(4, np.float32))
+    np.testing.assert_allclose(g, [2, 0, 1, 0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_against_numpy(dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4)).astype(dtype)
+    b = rng.uniform(0.5, 2, (3, 4)).astype(dtype)
+    A, B = gt.constant(a), gt.constant(b)
+    pairs = [
+        (gt.exp(A), np.exp(a)), (gt.math.log(B), np.log(b)), (gt.sqrt(B), np.sqrt(b)),
+        (gt.tanh(A), np.tanh(a)), (gt.sigmoid(A), 1 / (1 + np.exp(-a))),
+        (gt.math.softplus(A), np.log1p(np.exp(a))), (gt.math.rsqrt(B), 1 / np.sqrt(b)),
+        (gt.math.log1p(B), np.log1p(b)), (gt.math.expm1(A), np.expm1(a)),
+        (gt.math.erf(A), np.vectorize(__import__("math").erf)(a)),
+        (gt.pow(B, A), b ** a), (gt.math.squared_difference(A, B), (a - b) ** 2),
+        (gt.reduce_logsumexp(A, axis=1), np.log(np.exp(a).sum(1))),
+        (gt.reduce_prod(A, axis=0), a.prod(0)), (gt.math.reduce_std(A), a.std()),
+        (gt.math.reduce_variance(A, axis=1), a.var(1)), (gt.cumsum(A, axis=1), a.cumsum(1)),
+        (gt.cumsum(A, axis=1, exclusive=True, reverse=True),
+         np.flip(np.cumsum(np.flip(a, 1), 1), 1) - a),
+        (gt.norm(A), np.linalg.norm(a)), (gt.norm(A, ord=1, axis=1), np.abs(a).sum(1)),
+        (gt.matmul(A, B, transpose_b=True), a @ b.T),
+        (gt.einsum("ij,kj->ik", A, B), a @ b.T),
+        (gt.tensordot(A, B, axes=[[1], [1]]), a @ b.T),
+        (gt.tile(A, [2, 1]), np.tile(a, (2, 1))),
+        (gt.pad(A, [[1, 0], [0, 2]], mode="REFLECT"), np.pad(a, [[1, 0], [0, 2]], "reflect")),
+        (gt.pad(A, [[1, 1], [2, 0]], mode="SYMMETRIC"),
+         np.pad(a, [[1, 1], [2, 0]], "symmetric")),
+        (gt.pad(A, [[1, 1], [2, 0]], constant_values=3), np.pad(a, [[1, 1], [2, 0]],
+                                                                 constant_values=3)),
+        (gt.gather(A, [2, 0], axis=1), a[:, [2, 0]]),
+        (gt.gather(A, [[1, 0], [2, 2], [3, 3]], axis=1, batch_dims=1),
+         np.take_along_axis(a, np.array([[1, 0], [2, 2], [3, 3]]), 1)),
+        (gt.concat([A, B], 0), np.concatenate([a, b], 0)), (gt.stack([A, B], 1),
+                                                           np.stack([a, b], 1)),
+        (gt.clip_by_value(A, -0.5, 0.5), np.clip(a, -0.5, 0.5)),
+    ]
+    for got, want in pairs:
+        assert got.dtype == gt.as_dtype(dtype)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-6)
+
+
+def test_creation_ops():
+    assert gt.range(5).numpy().tolist() == [0, 1, 2, 3, 4] and gt.range(5).dtype == gt.int32
+    assert gt.range(1.0, 2.0, 0.5).dtype == gt.float32
+    np.testing.assert_allclose(gt.linspace(0.0, 1.0, 5).numpy(), [0, .25, .5, .75, 1])
+    np.testing.assert_array_equal(gt.eye(2, 3).numpy(), np.eye(2, 3))
+    assert gt.fill([2, 2], 7).numpy().tolist() == [[7, 7], [7, 7]]
+    assert gt.zeros([2]).dtype == gt.float32 and gt.ones([1], gt.int64).dtype == gt.int64
+    oh = gt.one_hot(gt.constant([0, 2, 5]), 3)
+    np.testing.assert_array_equal(oh.numpy(), [[1, 0, 0], [0, 0, 1], [0, 0, 0]])
+    assert gt.argmax(gt.constant([[1.0, 3.0, 2.0]]), axis=1).numpy().tolist() == [1]
+    assert gt.argmax(gt.constant([1.0, 3.0])).dtype == gt.int64
+    s, = gt.unstack(gt.constant([[1.0, 2.0]]))
+    assert s.numpy().tolist() == [1.0, 2.0]
+    parts = gt.split(gt.constant(np.arange(6.0)), [1, -1])
+    assert [p.numpy().tolist() for p in parts] == [[0.0], [1.0, 2.0, 3.0, 4.0, 5.0]]
+
+
+# --- TF conventions at special points --------------------------------------------------------
+
+def test_ties_maximum_minimum_first_argument():
+    gx, gy = grad(lambda x, y: gt.maximum(x, y), np.float32(1.0), np.float32(1.0))
+    assert (gx, gy) == (1.0, 0.0)
+    gx, gy = grad(lambda x, y: gt.minimum(x, y), np.float32(1.0), np.float32(1.0))
+    assert (gx, gy) == (1.0, 0.0)
+    g, = grad(lambda x: gt.maximum(x, 0.0), np.float32(0.0))
+    assert g == 1.0
+    g, = grad(lambda x: gt.maximum(0.0, x), np.float32(0.0))
+    assert g == 0.0
+
+
+def test_reduce_max_splits_ties():
+    g, = grad(lambda x: gt.reduce_max(x), np.array([1.0, 3.0, 3.0, 2.0], np.float32))
+    np.testing.assert_allclose(g, [0, 0.5, 0.5, 0])
+    g, = grad(lambda x: gt.reduce_min(x, axis=1),
+              np.array([[1.0, 1.0, 1.0], [0.0, 2.0, 3.0]], np.float32))
+    np.testing.assert_allclose(g, [[1 / 3] * 3, [1, 0, 0]], rtol=1e-6)
+
+
+def test_kinks():
+    g, = grad(lambda x: gt.abs(x), np.float32(0.0))
+    assert g == 0.0
+    g, = grad(lambda x: gt.clip_by_value(x, 0.0, 1.0), np.array([0.0, 1.0, 2.0], np.float32))
+    np.testing.assert_allclose(g, [1, 1, 0])
+
+
+def test_sqrt_at_zero():
+    g, = grad(lambda x: gt.sqrt(x), np.float32(0.0))
+    assert np.isinf(g)
+    g, = grad(lambda x: gt.where(x > 0, gt.sqrt(x), 0.0), np.float32(0.0))
+    assert g == 0.0
+    g, = grad(lambda x: gt.where(x > 0, gt.math.log(x), 0.0), np.float32(0.0))
+    assert np.isnan(g)  # log has no guard, as in TF
+
+
+def test_pow_gradient_of_exponent_at_nonpositive_base():
+    gx, gy = grad(lambda x, y: gt.pow(x, y), np.array([0.0, -2.0, 2.0], np.float32),
+                  np.array([2.0, 2.0, 3.0], np.float32))
+    np.testing.assert_allclose(gx, [0, -4, 12])
+    np.testing.assert_allclose(gy, [0, 0, 8 * np.log(2)], rtol=1e-6)
+
+
+def test_reduce_prod_with_zeros():
+    g, = grad(lambda x: gt.reduce_prod(x), np.array([2.0, 0.0, 3.0], np.float32))
+    np.testing.assert_allclose(g, [0, 6, 0])
+    g, = grad(lambda x: gt.reduce_prod(x), np.array([0.0, 0.0, 3.0], np.float32))
+    np.testing.assert_allclose(g, [0, 0, 0])
+    g, = grad(lambda x: gt.reduce_prod(x, axis=1),
+              np.array([[2.0, 4.0], [0.0, 5.0]], np.float32))
+    np.testing.assert_allclose(g, [[4, 2], [5, 0]])
+
+
+def test_large_inputs_stay_finite():
+    g, = grad(lambda x: gt.tanh(x) + gt.sigmoid(x) + gt.math.softplus(x),
+              np.array([-100.0, 100.0], np.float32))
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, [0, 1], atol=1e-6)
+    assert np.isfinite(gt.reduce_logsumexp(gt.constant([1e4, 1e4])).numpy())
+
+
+def test_floor_and_friends_not_differentiable():
+    x = gt.constant([1.5, -0.5])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.floor(x) + gt.ceil(x) + gt.round(x) + x // 1.0
+    assert tape.gradient(y, x) is None
+
+
+def test_where_gradient_routes():
+    gx, gy = grad(lambda x, y: gt.where(gt.constant([True, False]), x, y),
+                  np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32))
+    np.testing.assert_allclose(gx, [1, 0])
+    np.testing.assert_allclose(gy, [0, 1])
+
+
+# --- broadcasting property ----------------------------------------------------------------
+
+dims = st.integers(min_value=1, max_value=3)
+
+
+@st.composite
+def broadcast_pair(draw):
+    rank = draw(st.integers(0, 3))
+    full = [draw(dims) for _ in range(rank)]
+    def sub():
+        r = draw(st.integers(0, rank))
+        return tuple(d if draw(st.booleans()) else 1 for d in full[rank - r:])
+    return sub(), sub()
+
+
+@settings(max_examples=60, deadline=None)
+@given(broadcast_pair(), st.sampled_from(["add", "subtract", "multiply", "divide", "maximum"]))
+def test_broadcast_gradients_sum_back(shapes, opname):
+    sa, sb = shapes
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, sa)
+    b = rng.uniform(3, 4, sb)
+    fn = getattr(gt, opname)
+    ga, gb = grad(lambda x, y: fn(x, y), a, b)
+    assert ga.shape == tuple(sa) and gb.shape == tuple(sb)
+    out_shape = np.broadcast_shapes(sa, sb)
+    eps = 1e-6
+    ones = np.ones(out_shape)
+    npfn = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+            "divide": np.divide, "maximum": np.maximum}[opname]
+    # numerical gradient of sum(f(a, b)) w.r.t. the first element of a
+    if a.size:
+        d = np.zeros_like(a)
+        d.flat[0] = eps
+        num = (np.sum(npfn(a + d, b) * ones) - np.sum(npfn(a - d, b) * ones)) / (2 * eps)
+        assert np.isclose(ga.flat[0], num, rtol=1e-4)
+
+
+# --- errors -------------------------------------------------------------------------------
+
+def test_matmul_misaligned_message():
+    with pytest.raises(ValueError, match=r"matmul: shapes \(3, 4\) and \(5, 2\) do not align "
+                                         r"\(4 != 5\)"):
+        gt.matmul(gt.ones([3, 4]), gt.ones([5, 2]))
+    with pytest.raises(ValueError, match="rank >= 2"):
+        gt.matmul(gt.ones([3]), gt.ones([3, 2]))
+
+
+def test_mixed_dtypes_raise_naming_both():
+    with pytest.raises(TypeError, match="float32 and float64"):
+        gt.constant(1.0) + gt.constant(1.0, dtype=gt.float64)
+    with pytest.raises(TypeError, match="int32"):
+        gt.constant(1) + 1.5
+    with pytest.raises(TypeError, match="floating-point"):
+        gt.exp(gt.constant(1))
+
+
+def test_broadcast_error_names_op_and_shapes():
+    with pytest.raises(ValueError, match=r"add: shapes \(3,\) and \(4,\)"):
+        gt.constant([1.0, 2.0, 3.0]) + gt.constant([1.0, 2.0, 3.0, 4.0])
+
+
+def test_non_tensor_where_tensor_needed():
+    with pytest.raises(TypeError, match="reduce_sum"):
+        gt.reduce_sum(object())
+    with pytest.raises(TypeError, match="None"):
+        gt.exp(None)
+
+
+def test_missing_rule_names_op():
+    op = Op("mystery", lambda xp, x: x * 2)
+    x = gt.constant(1.0)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = apply(op, (x,))
+    with pytest.raises(LookupError, match="mystery"):
+        tape.gradient(y, x)
+
+
+def test_bad_axis_and_reshape_messages():
+    with pytest.raises(ValueError, match="reduce_sum: axis 2 is out of range"):
+        gt.reduce_sum(gt.ones([2, 2]), axis=2)
+    with pytest.raises(ValueError, match=r"reshape: cannot reshape a tensor of shape \(2, 3\)"):
+        gt.reshape(gt.ones([2, 3]), [4, 2])
+    with pytest.raises(IndexError, match="gather: index 7 is out of range"):
+        gt.gather(gt.ones([3]), [7])
