@@ -36,3 +36,6 @@ from .ops.shape import (reshape, transpose, expand_dims, squeeze, concat, stack,
 from . import math, linalg
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+
+# nn and random
+from . import nn, random

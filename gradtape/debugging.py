@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .registry import STATE
 
-__all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics"]
+__all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics", "NumericsError"]
 
 
 class NumericsError(FloatingPointError):
@@ -37,6 +37,50 @@ def check_op_output(op, args, result):
             bad = "NaN" if bool(xp.any(xp.isnan(v))) else "inf"
             raise NumericsError(f"check_numerics: op '{op.name}' produced {bad} "
                                 f"(inputs: {shapes}; output shape {tuple(v.shape)})")
+
+
+def check_gradient_output(op, in_grads, args):
+    """Raise NumericsError if the gradient rule of ``op`` returned NaN or inf (called by the
+    backward sweep while checks are on). ``args`` are the op's saved inputs (or Nones)."""
+    from .tensor import Tensor
+    for k, gi in enumerate(in_grads):
+        if gi is None:
+            continue
+        v = gi._value if isinstance(gi, Tensor) else gi
+        dtype = getattr(v, "dtype", None)
+        if dtype is None or dtype.kind != "f":
+            continue
+        xp = _namespace(gi, v)
+        if bool(xp.all(xp.isfinite(v))):
+            continue
+        bad = "NaN" if bool(xp.any(xp.isnan(v))) else "inf"
+        shapes = ", ".join(_describe_input(a) for a in args) if args else "not saved"
+        raise NumericsError(f"check_numerics: the gradient rule of op '{op.name}' produced "
+                            f"{bad} in the backward pass, in the gradient for input {k} "
+                            f"(inputs: {shapes}; gradient shape {tuple(v.shape)})")
+
+
+def _namespace(gi, v):
+    from .tensor import Tensor
+    if isinstance(gi, Tensor):
+        return gi._device.xp
+    import numpy as np
+    if isinstance(v, np.ndarray) or np.isscalar(v):
+        return np
+    import importlib
+    return importlib.import_module(type(v).__module__.split(".")[0])
+
+
+def _describe_input(a):
+    from .tensor import Tensor
+    if isinstance(a, Tensor):
+        return f"{a.dtype.name}{list(a._value.shape)}"
+    if a is None:
+        return "not saved"
+    shape = getattr(a, "shape", None)
+    if shape is not None and hasattr(a, "dtype"):
+        return f"{a.dtype}{list(shape)}"
+    return repr(a)
 
 
 def check_numerics(tensor, message, name=None):

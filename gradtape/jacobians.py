@@ -1,15 +1,27 @@
-"""Jacobians from one recorded forward pass: vectorised over cotangents when every rule on
-the path accepts a batch axis, row by row otherwise."""
+"""Jacobians from one recorded forward pass.
+
+``GradientTape.jacobian`` sends a batch of cotangents (rows of the identity, with a leading
+batch axis) through the recorded ops in one backward sweep. Rules declared with
+``batch_rule=False`` cannot take that extra axis: only those entries run row by row inside
+the otherwise vectorised sweep. ``batch_jacobian`` uses the independence of the examples
+along the first axis, so it needs one sweep row per output element of one example.
+``experimental_use_pfor=False`` computes every row with its own sweep (TensorFlow's
+``while_loop`` path). ``parallel_iterations`` bounds how many rows one sweep carries.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from . import nest
-from .registry import REGISTRY
+from .registry import Op
 from .tape import _unconnected_mode, _reachable, backward
 from .tensor import Tensor
 
-__all__ = ["tape_jacobian", "tape_batch_jacobian"]
+__all__ = ["tape_jacobian", "tape_batch_jacobian", "batched_entries"]
+
+# Elements of cotangent a vectorised sweep carries by default (rows x largest of the
+# target and the sources); ``parallel_iterations`` overrides the row count.
+_DEFAULT_BUDGET = 1 << 24
 
 
 def _check_tape(tape, use_pfor, what):
@@ -17,92 +29,239 @@ def _check_tape(tape, use_pfor, what):
         raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                            "of gradients (or jacobians)")
     if not use_pfor and not tape._persistent:
-        raise RuntimeError(f"GradientTape.{what} with experimental_use_pfor=False needs a "
-                           "persistent tape (GradientTape(persistent=True))")
+        raise RuntimeError("GradientTape must be created with persistent=True to compute the "
+                           f"{what} with eager execution enabled and with "
+                           "experimental_use_pfor set to False.")
 
 
-def _vectorisable(entries, source_ids):
-    order, _ = _reachable(entries, source_ids)
-    return all(entries[i][0].batch_rule for i in order)
-
-
-def _rows(tape, target, sources_ids, n, differentiable, vectorise, chunk=None):
-    """Gradients of each of the n flattened target elements: {source id: [n, *shape] array}."""
-    dev = target._device
-    xp = dev.xp
-    v = target._value
-    shape = tuple(v.shape)
-    if vectorise:
-        eye = xp.eye(n, dtype=v.dtype).reshape((n,) + shape)
-        seed = Tensor(eye, dev) if differentiable else eye
-        grads = backward(tape._entries, {target._id: seed}, sources_ids,
-                         differentiable=differentiable, batch=(n,))
-        return {sid: grads.get(sid) for sid in sources_ids}, True
-    rows = {sid: [] for sid in sources_ids}
-    for i in range(n):
-        e = xp.zeros(n, dtype=v.dtype)
-        e[i] = 1
-        e = e.reshape(shape)
-        seed = Tensor(e, dev) if differentiable else e
-        grads = backward(tape._entries, {target._id: seed}, sources_ids,
-                         differentiable=differentiable)
-        for sid in sources_ids:
-            rows[sid].append(grads.get(sid))
-    return rows, False
-
-
-def _stack_rows(rows_for_source, source, n, differentiable):
-    from .ops.shape import stack
-    dev = source._device
-    sv = source._value
-    if all(r is None for r in rows_for_source):
+def _check_parallel_iterations(value, what):
+    if value is None:
         return None
-    filled = []
-    for r in rows_for_source:
-        if r is None:
-            z = dev.xp.zeros(sv.shape, dtype=sv.dtype)
-            r = Tensor(z, dev) if differentiable else z
-        filled.append(r)
-    if differentiable:
-        return stack(filled, axis=0)
-    return dev.xp.stack(filled, axis=0)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"GradientTape.{what}: parallel_iterations must be a positive integer "
+                         f"or None, got {value!r}")
+    return int(value)
 
+
+# --- entries whose rule cannot take a batch axis ------------------------------------------
+
+_LOOP_OPS: dict = {}
+
+
+def _row_loop_op(op: Op) -> Op:
+    """A stand-in for ``op`` whose rule accepts one leading batch axis by looping over it."""
+    proxy = _LOOP_OPS.get(id(op))
+    if proxy is not None and proxy[0] is op:
+        return proxy[1]
+    rule = op.vjp
+    multi = op.multi
+
+    def vjp(ops, needs, g, ans, *inputs, **attrs):
+        n = int((g[0] if multi else g).shape[0])
+        rows = []
+        for i in range(n):
+            gi = tuple([x[i] for x in g]) if multi else g[i]
+            rows.append(rule(ops, needs, gi, ans, *inputs, **attrs) if attrs else
+                        rule(ops, needs, gi, ans, *inputs))
+        if not rows:
+            return (None,) * len(inputs)
+        out = []
+        for k in range(len(rows[0])):
+            col = [r[k] for r in rows]
+            present = [c for c in col if c is not None]
+            if not present:
+                out.append(None)
+                continue
+            like = present[0]
+            col = [ops.zeros_like(like) if c is None else c for c in col]
+            out.append(ops.stack(*col, axis=-(like.ndim + 1)))
+        return tuple(out)
+
+    vjp.__name__ = f"{op.name}_row_loop_vjp"
+    proxy = Op(op.name, op.forward, vjp, jvp=op.jvp, save_inputs=op.save_inputs,
+               save_output=op.save_output, broadcasts=op.broadcasts, multi=op.multi,
+               nondiff=op.nondiff, batch_rule=True)
+    _LOOP_OPS[id(op)] = (op, proxy)
+    return proxy
+
+
+def batched_entries(entries, source_ids):
+    """A copy of ``entries`` ready for a sweep with one leading batch axis: each entry on a
+    path from a source whose rule has ``batch_rule=False`` runs that rule row by row."""
+    order, _ = _reachable(entries, source_ids)
+    out = None
+    for i in order:
+        e = entries[i]
+        op = e[0]
+        if op.batch_rule or op.vjp is None:
+            continue
+        if out is None:
+            out = list(entries)
+        out[i] = (_row_loop_op(op),) + tuple(e[1:])
+    return entries if out is None else out
+
+
+# --- rows of the Jacobian -----------------------------------------------------------------
+
+def _chunk_size(n, sizes, parallel_iterations):
+    if parallel_iterations is not None:
+        return max(1, min(n, parallel_iterations))
+    widest = max([1] + [int(s) for s in sizes])
+    return max(1, min(n, _DEFAULT_BUDGET // widest))
+
+
+def _vectorised_rows(entries, target_id, seed_fn, n, ids, differentiable, chunk, dev):
+    """Run ``ceil(n / chunk)`` batched sweeps; ``seed_fn(lo, hi)`` gives the raw seed block
+    of rows ``lo:hi``. Returns {source id: [(lo, hi, rows or None), ...]}."""
+    blocks = {sid: [] for sid in ids}
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        seed = seed_fn(lo, hi)
+        seed = Tensor(seed, dev) if differentiable else seed
+        grads = backward(entries, {target_id: seed}, ids, differentiable=differentiable,
+                         batch=(hi - lo,))
+        for sid in ids:
+            blocks[sid].append((lo, hi, grads.get(sid)))
+    return blocks
+
+
+def _assemble(block_list, shape, dtype, dev, differentiable):
+    """Stack the (lo, hi, rows) blocks of one source into one [n, *shape] array/tensor."""
+    if all(b[2] is None for b in block_list):
+        return None
+    parts = []
+    for lo, hi, rows in block_list:
+        if rows is None:
+            z = dev.xp.zeros((hi - lo,) + tuple(shape), dtype=dtype)
+            rows = Tensor(z, dev) if differentiable else z
+        parts.append(rows)
+    if len(parts) == 1:
+        return parts[0]
+    if differentiable:
+        from .ops.shape import concat
+        return concat(parts, axis=0)
+    return dev.xp.concatenate(parts, axis=0)
+
+
+def _loop_rows(entries, target_id, seed_rows, n, ids, shapes, dtypes, dev, differentiable):
+    """One unbatched sweep per row; ``seed_rows(i)`` gives the raw seed of row ``i``."""
+    rows = {sid: [] for sid in ids}
+    for i in range(n):
+        seed = seed_rows(i)
+        seed = Tensor(seed, dev) if differentiable else seed
+        grads = backward(entries, {target_id: seed}, ids, differentiable=differentiable)
+        for sid in ids:
+            rows[sid].append(grads.get(sid))
+    out = {}
+    for sid in ids:
+        rs = rows[sid]
+        if all(r is None for r in rs):
+            out[sid] = None
+            continue
+        filled = []
+        for r in rs:
+            if r is None:
+                z = dev.xp.zeros(shapes[sid], dtype=dtypes[sid])
+                r = Tensor(z, dev) if differentiable else z
+            filled.append(r)
+        if differentiable:
+            from .ops.shape import stack
+            out[sid] = stack(filled, axis=0)
+        else:
+            out[sid] = dev.xp.stack(filled, axis=0)
+    return out
+
+
+class _Seeds:
+    """Rows ``lo:hi`` of the identity over a target's elements, shaped [rows, *target]."""
+
+    def __init__(self, xp, n, shape, dtype):
+        self.xp = xp
+        self.n = n
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+    def __call__(self, lo, hi):
+        xp = self.xp
+        block = xp.zeros((hi - lo, self.n), dtype=self.dtype)
+        block[xp.arange(hi - lo), xp.arange(lo, hi)] = 1
+        return block.reshape((hi - lo,) + self.shape)
+
+    def row(self, i):
+        return self(i, i + 1)[0]
+
+
+class _BatchSeeds:
+    """For batch_jacobian: row j sets element j of every example, shaped [rows, b, *y]."""
+
+    def __init__(self, xp, b, per, inner_shape, dtype):
+        self.xp = xp
+        self.b = b
+        self.per = per
+        self.inner = tuple(inner_shape)
+        self.dtype = dtype
+
+    def __call__(self, lo, hi):
+        xp = self.xp
+        block = xp.zeros((hi - lo, self.b, self.per), dtype=self.dtype)
+        block[xp.arange(hi - lo), :, xp.arange(lo, hi)] = 1
+        return block.reshape((hi - lo, self.b) + self.inner)
+
+    def row(self, j):
+        return self(j, j + 1)[0]
+
+
+# --- GradientTape.jacobian ----------------------------------------------------------------
 
 def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
                   experimental_use_pfor):
+    """``target.shape + source.shape`` Jacobian for each source (see GradientTape.jacobian)."""
     zero = _unconnected_mode(unconnected_gradients)
+    chunk_limit = _check_parallel_iterations(parallel_iterations, "jacobian")
     _check_tape(tape, experimental_use_pfor, "jacobian")
     if not isinstance(target, Tensor):
         raise TypeError(f"GradientTape.jacobian: target must be a single tensor, got "
                         f"{type(target).__name__}")
+    flat_sources = nest.flatten(sources)
+    for s in flat_sources:
+        if not isinstance(s, Tensor):
+            raise TypeError(f"GradientTape.jacobian: sources must be tensors, got "
+                            f"{type(s).__name__}")
     tape._begin_use("jacobian")
     try:
-        flat_sources = nest.flatten(sources)
-        for s in flat_sources:
-            if not isinstance(s, Tensor):
-                raise TypeError(f"GradientTape.jacobian: sources must be tensors, got "
-                                f"{type(s).__name__}")
         differentiable = tape._differentiable_now()
-        ids = [s._id for s in flat_sources if s._value.dtype.kind == "f"]
-        tshape = tuple(target._value.shape)
+        dev = target._device
+        tv = target._value
+        tshape = tuple(tv.shape)
         n = int(np.prod(tshape)) if tshape else 1
-        vectorise = bool(experimental_use_pfor) and _vectorisable(tape._entries, ids) and n > 1
+        float_sources = [s for s in flat_sources if s._value.dtype.kind == "f"]
+        ids = list(dict.fromkeys(s._id for s in float_sources))
+        shapes = {s._id: tuple(s._value.shape) for s in float_sources}
+        dtypes = {s._id: s._value.dtype for s in float_sources}
+        rows: dict = {sid: None for sid in ids}
+        if tv.dtype.kind == "f" and n > 0 and ids:
+            seeds = _Seeds(dev.xp, n, tshape, tv.dtype)
+            if experimental_use_pfor and n > 1:
+                entries = batched_entries(tape._entries, ids)
+                chunk = _chunk_size(n, [n] + [int(np.prod(s)) for s in shapes.values()],
+                                    chunk_limit)
+                blocks = _vectorised_rows(entries, target._id, seeds, n, ids, differentiable,
+                                          chunk, dev)
+                rows = {sid: _assemble(blocks[sid], shapes[sid], dtypes[sid], dev,
+                                       differentiable) for sid in ids}
+            else:
+                rows = _loop_rows(tape._entries, target._id, seeds.row, n, ids, shapes, dtypes, dev,
+                                  differentiable)
         results = []
-        if target._value.dtype.kind != "f" or n == 0:
-            rows, stacked = {sid: None for sid in ids}, True
-        else:
-            rows, stacked = _rows(tape, target, ids, n, differentiable, vectorise)
         for s in flat_sources:
             sv = s._value
             out_shape = tshape + tuple(sv.shape)
             r = rows.get(s._id) if sv.dtype.kind == "f" else None
-            if r is not None and not stacked:
-                r = _stack_rows(r, s, n, differentiable)
             if r is None:
+                empty = sv.dtype.kind == "f" and n == 0 and tv.dtype.kind == "f"
                 results.append(Tensor(s._device.xp.zeros(out_shape, dtype=sv.dtype), s._device)
-                               if zero and sv.dtype.kind == "f" else None)
-                continue
-            if differentiable:
+                               if (zero or empty) and sv.dtype.kind == "f" else None)
+            elif differentiable:
                 from .ops.shape import reshape
                 results.append(reshape(r, out_shape))
             else:
@@ -112,74 +271,58 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
     return nest.pack_sequence_as(sources, results)
 
 
+# --- GradientTape.batch_jacobian ----------------------------------------------------------
+
 def tape_batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterations,
                         experimental_use_pfor):
-    zero = _unconnected_mode(unconnected_gradients)
+    """Per-example Jacobians ``[b, y..., x...]`` (see GradientTape.batch_jacobian)."""
+    _unconnected_mode(unconnected_gradients)
+    chunk_limit = _check_parallel_iterations(parallel_iterations, "batch_jacobian")
     _check_tape(tape, experimental_use_pfor, "batch_jacobian")
     if not isinstance(target, Tensor) or not isinstance(source, Tensor):
-        raise TypeError("GradientTape.batch_jacobian: target and source must be tensors")
+        raise TypeError(f"GradientTape.batch_jacobian: target and source must be tensors, got "
+                        f"{type(target).__name__} and {type(source).__name__}")
     ts, ss = tuple(target._value.shape), tuple(source._value.shape)
-    if len(ts) < 1 or len(ss) < 1:
-        raise ValueError(f"GradientTape.batch_jacobian: target and source need rank >= 1 "
-                         f"(a batch axis), got shapes {ts} and {ss}")
+    for what, shp in (("target", ts), ("source", ss)):
+        if len(shp) < 2:
+            raise ValueError(f"GradientTape.batch_jacobian: the {what} needs rank >= 2 "
+                             f"([batch, ...]), got shape {shp}")
     if ts[0] != ss[0]:
-        raise ValueError(f"GradientTape.batch_jacobian: target batch size {ts[0]} and source "
-                         f"batch size {ss[0]} differ")
+        raise ValueError(f"GradientTape.batch_jacobian: Need first dimension of target shape "
+                         f"{ts} and source shape {ss} to match.")
     tape._begin_use("batch_jacobian")
     try:
         b = ts[0]
-        per = int(np.prod(ts[1:])) if len(ts) > 1 else 1
+        per = int(np.prod(ts[1:]))
         differentiable = tape._differentiable_now()
         dev = target._device
         xp = dev.xp
         sid = source._id
         out_shape = (b,) + ts[1:] + ss[1:]
-        if source._value.dtype.kind != "f" or target._value.dtype.kind != "f":
-            res = None
+        rows = None
+        if source._value.dtype.kind == "f" and target._value.dtype.kind == "f" and per > 0 \
+                and b > 0:
+            seeds = _BatchSeeds(xp, b, per, ts[1:], target._value.dtype)
+            if experimental_use_pfor and per > 1:
+                entries = batched_entries(tape._entries, [sid])
+                chunk = _chunk_size(per, [int(np.prod(ts)), int(np.prod(ss))], chunk_limit)
+                blocks = _vectorised_rows(entries, target._id, seeds, per, [sid], differentiable,
+                                          chunk, dev)
+                rows = _assemble(blocks[sid], ss, source._value.dtype, dev, differentiable)
+            else:
+                rows = _loop_rows(tape._entries, target._id, seeds.row, per, [sid], {sid: ss},
+                                  {sid: source._value.dtype}, dev, differentiable)[sid]
+        if rows is None:
+            # TensorFlow gives zeros (never None) for an unconnected source here.
+            res = Tensor(xp.zeros(out_shape, dtype=target._value.dtype), dev)
         else:
-            # Examples are independent, so cotangent j (element j of every example at once)
-            # gives row j of every example's Jacobian in one sweep.
-            vectorise = bool(experimental_use_pfor) and _vectorisable(tape._entries, [sid]) \
-                and per > 1
-            v = target._value
-            if vectorise:
-                eye = xp.eye(per, dtype=v.dtype).reshape((per, 1) + ts[1:])
-                seed = xp.broadcast_to(eye, (per,) + ts).copy()
-                seed_t = Tensor(seed, dev) if differentiable else seed
-                grads = backward(tape._entries, {target._id: seed_t}, [sid],
-                                 differentiable=differentiable, batch=(per,))
-                g = grads.get(sid)
-                rows = None if g is None else g
-            else:
-                rows = []
-                for j in range(per):
-                    e = xp.zeros((b, per), dtype=v.dtype)
-                    e[:, j] = 1
-                    e = e.reshape(ts)
-                    seed_t = Tensor(e, dev) if differentiable else e
-                    grads = backward(tape._entries, {target._id: seed_t}, [sid],
-                                     differentiable=differentiable)
-                    rows.append(grads.get(sid))
-                rows = _stack_rows(rows, source, per, differentiable)
-            if rows is None:
-                res = None
-            else:
-                # rows: [per, b, *ss[1:]] -> [b, *ts[1:], *ss[1:]]
+            # rows: [per, b, *ss[1:]] -> [b, per, *ss[1:]] -> [b, *ts[1:], *ss[1:]]
+            perm = [1, 0] + list(range(2, 1 + len(ss)))
+            if differentiable:
                 from .ops.shape import reshape, transpose
-                nd = 1 + len(ss)
-                perm = [1, 0] + list(range(2, nd))
-                if differentiable:
-                    res = reshape(transpose(rows, perm), out_shape)
-                else:
-                    res = Tensor(xp.transpose(rows, perm).reshape(out_shape), dev)
-        if res is None:
-            # TF gives zeros (never None) for an unconnected source here.
-            res = Tensor(source._device.xp.zeros(out_shape, dtype=source._value.dtype),
-                         source._device)
-        _ = zero
+                res = reshape(transpose(rows, perm), out_shape)
+            else:
+                res = Tensor(xp.transpose(rows, perm).reshape(out_shape), dev)
     finally:
         tape._finish_use()
     return res
-
-
-_ = REGISTRY

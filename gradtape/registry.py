@@ -147,7 +147,7 @@ def apply(op: Op, args, attrs=None):
     else:
         result = Tensor(out, dev)
     if STATE.active:
-        _slow_path(op, args, result, attrs)
+        _slow_path(op, args, result, attrs, vals)
     return result
 
 
@@ -164,7 +164,7 @@ def apply1(op: Op, x: Tensor, attrs=None):
         raise op_error(op, (x,), exc) from None
     result = tuple([Tensor(o, dev) for o in out]) if op.multi else Tensor(out, dev)
     if STATE.active:
-        _slow_path(op, (x,), result, attrs)
+        _active(op, (x,), result, attrs, (x._value,))
     return result
 
 
@@ -193,17 +193,36 @@ def apply2(op: Op, x, y):
         raise op_error(op, (x, y), exc) from None
     result = Tensor(out, dev)
     if STATE.active:
-        _slow_path(op, (x, y), result, None)
+        _active(op, (x, y), result, None, (xv, yv))
     return result
 
 
-def _slow_path(op, args, result, attrs):
+def _active(op, args, result, attrs, vals):
+    """The common active case (tapes only) without the extra checks."""
+    if STATE.check_numerics:
+        return _slow_path(op, args, result, attrs, vals)
+    try:
+        st = _tls.state
+    except AttributeError:
+        st = thread_state()
+    if st.accumulators:
+        return _slow_path(op, args, result, attrs, vals)
+    tapes = st.tapes
+    if tapes:
+        _tape.record(tapes, op, args, result, attrs, vals)
+
+
+def _slow_path(op, args, result, attrs, vals=None):
+    """Record ``op`` on this thread's tapes, push tangents, check numerics (when active)."""
     if STATE.check_numerics:
         from .debugging import check_op_output
         check_op_output(op, args, result)
-    st = thread_state()
+    try:
+        st = _tls.state
+    except AttributeError:
+        st = thread_state()
     if st.tapes:
-        _tape.record(st.tapes, op, args, result, attrs)
+        _tape.record(st.tapes, op, args, result, attrs, vals)
     if st.accumulators:
         from . import forward as _forward
         _forward.push_tangents(st.accumulators, op, args, result, attrs)

@@ -41,45 +41,71 @@ def _unconnected_mode(value) -> bool:
 # --- recording ---------------------------------------------------------------------------
 # An entry is a tuple:
 #   (op, attrs, input ids, saved inputs | None, input shapes | None, output ids,
-#    saved outputs | None, device)
+#    saved outputs | None, device, saved input values | None)
+# Saved inputs are tensors (Variables replaced by a snapshot of the value read), used when
+# the sweep itself is recorded; saved values are the raw arrays (and scalars) for the fast
+# sweep on raw arrays.
 
-def record(tapes, op, args, result, attrs):
+def record(tapes, op, args, result, attrs, vals=None):
     """Called by dispatch for every op while some tape of this thread records."""
     entry = None
+    out_ids = None
+    has_var = False
     for tape in tapes:
         tracked = tape._tracked
         hit = False
         for a in args:
             if isinstance(a, Tensor):
-                aid = a._id
-                if aid in tracked:
+                if a._id in tracked:
                     hit = True
-                elif tape._watch_accessed and type(a) is Variable and a.trainable:
-                    if tape._watch_variable(a):
+                    if type(a) is Variable:
+                        has_var = True
+                elif type(a) is Variable:
+                    has_var = True
+                    if tape._watch_accessed and a.trainable and tape._watch_variable(a):
                         hit = True
         if not hit or op.nondiff:
             continue
         if entry is None:
-            outs = result if op.multi else (result,)
-            floats = [o for o in outs if o._value.dtype.kind == "f"]
-            if not floats:
-                return
-            entry = _make_entry(op, args, outs, attrs)
-            out_ids = [o._id for o in floats]
-        tracked.update(out_ids)
+            if op.multi:
+                outs = result
+                out_ids = [o._id for o in outs if o._value.dtype.kind == "f"]
+                if not out_ids:
+                    return
+                out_ids_all = tuple([o._id for o in outs])
+            else:
+                if result._value.dtype.kind != "f":
+                    return
+                outs = (result,)
+                out_ids = out_ids_all = (result._id,)
+            n = len(args)
+            if n == 1:
+                in_ids = (args[0]._id,)
+            elif n == 2:
+                a0, a1 = args
+                in_ids = (a0._id if isinstance(a0, Tensor) else 0,
+                          a1._id if isinstance(a1, Tensor) else 0)
+            else:
+                in_ids = tuple([a._id if isinstance(a, Tensor) else 0 for a in args])
+            shapes = None
+            if op.save_inputs:
+                saved = args
+                if has_var:
+                    saved = tuple([_snapshot(v) if type(v) is Variable else v for v in args])
+                if vals is None:
+                    vals = tuple([a._value if isinstance(a, Tensor) else a for a in args])
+            else:
+                saved = vals = None
+                if op.broadcasts:
+                    shapes = tuple([a._value.shape if isinstance(a, Tensor) else None
+                                    for a in args])
+            entry = (op, attrs, in_ids, saved, shapes, out_ids_all,
+                     outs if (op.save_output or op.multi) else None, outs[0]._device, vals)
+        if len(out_ids) == 1:
+            tracked.add(out_ids[0])
+        else:
+            tracked.update(out_ids)
         tape._entries.append(entry)
-
-
-def _make_entry(op, args, outs, attrs):
-    in_ids = tuple([a._id if isinstance(a, Tensor) else 0 for a in args])
-    saved = shapes = None
-    if op.save_inputs:
-        saved = tuple([_snapshot(a) if type(a) is Variable else a for a in args])
-    elif op.broadcasts:
-        shapes = tuple([a._value.shape if isinstance(a, Tensor) else None for a in args])
-    saved_outs = outs if (op.save_output or op.multi) else None
-    return (op, attrs, in_ids, saved, shapes, tuple([o._id for o in outs]), saved_outs,
-            outs[0]._device)
 
 
 # --- the backward sweep -------------------------------------------------------------------
@@ -110,74 +136,106 @@ def _sum_to_batched(ops, g, shape, batch):
         ops.sum_to_batched(g, shape=tuple(shape), batch_ndim=nb)
 
 
-def backward(entries, seeds, source_ids, *, differentiable, free=False, batch=()):
+def backward(entries, seeds, source_ids, *, differentiable, free=False, batch=(), reach=None):
     """Walk ``entries`` backwards from ``seeds`` ({id: cotangent}); return {id: gradient}.
 
     Cotangents are raw arrays, or tensors when ``differentiable``. With ``batch`` (a tuple of
     leading axis sizes) every cotangent carries those extra leading axes (vectorised
-    Jacobians). ``free`` drops each entry once used (non-persistent tapes).
+    Jacobians). ``free`` drops each entry once used (non-persistent tapes). ``reach``, when
+    given, is a set known to hold every id reachable from the sources (the tape's tracked set
+    when the sources include every watched tensor), which skips the pruning pass.
     """
     with np.errstate(all="ignore"):
-        return _backward(entries, seeds, source_ids, differentiable, free, batch)
+        return _backward(entries, seeds, source_ids, differentiable, free, batch, reach)
 
 
-def _backward(entries, seeds, source_ids, differentiable, free, batch):
-    order, reach = _reachable(entries, source_ids)
+def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=None):
+    if reach is None:
+        order, reach = _reachable(entries, source_ids)
+    else:
+        order = range(len(entries))
     grads = dict(seeds)
     keep = set(source_ids)
+    nb = len(batch)
+    ops = diff_ops
+    last_dev = None
     for idx in reversed(order):
         e = entries[idx]
-        op, attrs, in_ids, saved, shapes, out_ids, outs, dev = e
+        if e is None:
+            continue
+        op, attrs, in_ids, saved, shapes, out_ids, outs, dev, vals = e
+        if not differentiable and dev is not last_dev:
+            ops = raw_ops(dev)
+            last_dev = dev
         if op.multi:
             gs = [grads.get(o) for o in out_ids]
             if all(x is None for x in gs):
                 continue
-            ops = diff_ops if differentiable else raw_ops(dev)
             g = tuple(_zeros_for(ops, outs[k], batch, differentiable) if x is None else x
                       for k, x in enumerate(gs))
             ans = outs if differentiable else tuple(o._value for o in outs)
+            for o in out_ids:
+                if o not in keep:
+                    grads.pop(o, None)
         else:
-            g = grads.get(out_ids[0])
+            oid = out_ids[0]
+            g = grads.get(oid)
             if g is None:
                 continue
-            ops = diff_ops if differentiable else raw_ops(dev)
+            if oid not in keep:
+                del grads[oid]
             ans = None if outs is None else (outs[0] if differentiable else outs[0]._value)
-        for o in out_ids:
-            if o not in keep:
-                grads.pop(o, None)
-        needs = tuple([i in reach for i in in_ids])
         vjp = op.vjp
         if vjp is None:
             raise LookupError(f"gradient: no gradient rule is registered for op '{op.name}'; "
                               "wrap the computation in gt.stop_gradient or give it a "
                               "gt.custom_gradient")
-        if saved is None:
-            args = (None,) * len(in_ids)
-        elif differentiable:
-            args = saved
+        n_in = len(in_ids)
+        if n_in == 1:
+            needs = _NEED1
+        elif n_in == 2:
+            needs = (in_ids[0] in reach, in_ids[1] in reach)
         else:
-            args = tuple([a._value if isinstance(a, Tensor) else a for a in saved])
+            needs = tuple([i in reach for i in in_ids])
+        if saved is None:
+            args = _NONE1 if n_in == 1 else (None,) * n_in
+        else:
+            args = saved if differentiable else vals
         in_grads = vjp(ops, needs, g, ans, *args, **attrs) if attrs else \
             vjp(ops, needs, g, ans, *args)
-        if len(in_grads) != len(in_ids):
+        if STATE.check_numerics:
+            from .debugging import check_gradient_output
+            check_gradient_output(op, in_grads, args)
+        if len(in_grads) != n_in:
             raise ValueError(f"gradient rule of op '{op.name}' returned {len(in_grads)} "
-                             f"gradients for {len(in_ids)} inputs")
+                             f"gradients for {n_in} inputs")
+        check = op.broadcasts or nb
         for k, gi in enumerate(in_grads):
             if gi is None or not needs[k]:
                 continue
-            shape = saved[k].shape if saved is not None else (shapes[k] if shapes else None)
-            if shape is not None and tuple(gi.shape[len(batch):]) != tuple(shape):
-                if op.broadcasts or not batch:
-                    gi = _sum_to_batched(ops, gi, tuple(shape), batch)
-                if tuple(gi.shape[len(batch):]) != tuple(shape):
-                    raise ValueError(f"gradient rule of op '{op.name}' returned shape "
-                                     f"{tuple(gi.shape)} for input {k} of shape {tuple(shape)}")
+            if check:
+                if saved is not None:
+                    a = saved[k]
+                    shape = a._value.shape
+                else:
+                    shape = shapes[k] if shapes else None
+                if shape is not None and tuple(gi.shape[nb:]) != tuple(shape):
+                    if op.broadcasts or not nb:
+                        gi = _sum_to_batched(ops, gi, tuple(shape), batch)
+                    if tuple(gi.shape[nb:]) != tuple(shape):
+                        raise ValueError(f"gradient rule of op '{op.name}' returned shape "
+                                         f"{tuple(gi.shape)} for input {k} of shape "
+                                         f"{tuple(shape)}")
             iid = in_ids[k]
             prev = grads.get(iid)
             grads[iid] = gi if prev is None else prev + gi
         if free:
             entries[idx] = None
     return grads
+
+
+_NEED1 = (True,)
+_NONE1 = (None,)
 
 
 def _zeros_for(ops, out, batch, differentiable):
@@ -201,6 +259,7 @@ class GradientTape:
         self._watch_accessed = bool(watch_accessed_variables)
         self._entries = []
         self._tracked = set()
+        self._roots = set()
         self._watched_vars = []
         self._recording = False
         self._live = False          # has a tape to record into (TF: self._tape is not None)
@@ -223,6 +282,7 @@ class GradientTape:
         if not self._live:
             self._entries = []
             self._tracked = set()
+            self._roots = set()
             self._live = True
         thread_state().tapes.append(self)
         STATE.active += 1
@@ -245,6 +305,7 @@ class GradientTape:
             return False
         if var._id not in self._tracked:
             self._tracked.add(var._id)
+            self._roots.add(var._id)
             self._watched_vars.append(var)
         return True
 
@@ -264,11 +325,13 @@ class GradientTape:
             if not self._live:
                 self._entries = []
                 self._tracked = set()
+                self._roots = set()
                 self._live = True
             if isinstance(t, Variable):
                 self._watch_variable(t)
             else:
                 self._tracked.add(t._id)
+                self._roots.add(t._id)
 
     def watched_variables(self):
         """The Variables watched so far, in first-watch order."""
@@ -291,6 +354,7 @@ class GradientTape:
         self._live = False
         self._entries = []
         self._tracked = set()
+        self._roots = set()
         self._watched_vars = []
         self._push()
 
@@ -316,6 +380,7 @@ class GradientTape:
         if not self._persistent:
             self._entries = []
             self._tracked = set()
+            self._roots = set()
             self._live = False
 
     @staticmethod
@@ -358,8 +423,11 @@ class GradientTape:
                 prev = seeds.get(t._id)
                 seeds[t._id] = seed if prev is None else prev + seed
             source_ids = [s._id for s in flat_sources if s._value.dtype.kind == "f"]
+            # When the sources include every watched tensor, everything tracked is
+            # reachable from them and the pruning pass can be skipped.
+            reach = self._tracked if self._roots.issubset(source_ids) else None
             grads = backward(self._entries, seeds, source_ids, differentiable=differentiable,
-                             free=not self._persistent)
+                             free=not self._persistent, reach=reach)
             results = [_result(s, grads.get(s._id), zero, differentiable) for s in flat_sources]
         finally:
             self._finish_use()

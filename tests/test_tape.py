@@ -547,3 +547,17 @@ def test_no_memory_growth_and_no_cycles():
         assert ref() is None and probe() is None
     finally:
         gc.enable()
+
+
+def test_tape_module_imports_no_op_module():
+    import ast
+    import inspect
+    from gradtape import tape as tape_module
+    tree = ast.parse(inspect.getsource(tape_module))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "") + ":" + ",".join(a.name for a in node.names))
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert not [m for m in imported if "ops" in m.split(":")[0].split(".")], imported

@@ -466,6 +466,7 @@ class StrictNamespace:
         self._device = device
         self._module = module
         self._prefix = prefix
+        self.gradtape_device = device      # lets device-specific helpers (erf) find the device
         self.__name__ = f"gradtape.backend.strict.{prefix}"
 
     def __repr__(self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import math as _pymath
 
-from ..registry import apply, apply1, apply2, defop
+from ..registry import STATE, _active, apply, apply1, apply2, defop, op_error
 from ..tensor import Tensor
 from ._util import as_tensor, binary, dtype_name, operand
 
@@ -33,7 +33,19 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
                nondiff=nondiff)
 
     def fn(x, name=None):
-        if type(x) is not Tensor:
+        if type(x) is Tensor:
+            # fast path: a plain tensor on a device that needs no switching
+            v = x._value
+            dev = x._device
+            if not dev.needs_switch and (not float_only or v.dtype.kind == "f"):
+                try:
+                    out = Tensor(forward(dev.xp, v), dev)
+                except Exception as exc:
+                    raise op_error(op, (x,), exc) from None
+                if STATE.active:
+                    _active(op, (x,), out, None, (v,))
+                return out
+        else:
             x = as_tensor(x, op.name)
         if float_only and x._value.dtype.kind != "f":
             raise TypeError(f"{op.name}: expected a floating-point tensor, got {dtype_name(x)}")
@@ -54,6 +66,31 @@ def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=
                broadcasts=True, nondiff=nondiff)
 
     def fn(x, y, name=None):
+        if type(x) is Tensor:
+            # fast path: a plain tensor with a Python number or a tensor of the same
+            # dtype and device
+            dev = x._device
+            xv = x._value
+            ty = type(y)
+            if ty is Tensor:
+                yv = y._value
+                fast = y._device is dev and (xv.dtype is yv.dtype or xv.dtype == yv.dtype)
+            elif ty is float:
+                yv = y
+                fast = xv.dtype.kind == "f"
+            elif ty is int:
+                yv = y
+                fast = xv.dtype.kind in "fiu"
+            else:
+                fast = False
+            if fast and not dev.needs_switch and not (float_only and xv.dtype.kind != "f"):
+                try:
+                    out = Tensor(forward(dev.xp, xv, yv), dev)
+                except Exception as exc:
+                    raise op_error(op, (x, y), exc) from None
+                if STATE.active:
+                    _active(op, (x, y), out, None, (xv, yv))
+                return out
         x, y = binary(op.name, x, y)
         if float_only:
             ref = x if isinstance(x, Tensor) else y
@@ -467,3 +504,20 @@ def add_n(inputs, name=None):
         total = add(total, t)
     return total
 
+
+
+# Python operators on tensors call the op functions directly (one frame less per op).
+def _swap(fn):
+    def reflected(self, other):
+        return fn(other, self)
+    reflected.__name__ = f"reflected_{fn.__name__}"
+    return reflected
+
+
+Tensor.__add__ = add
+Tensor.__radd__ = _swap(add)
+Tensor.__sub__ = subtract
+Tensor.__rsub__ = _swap(subtract)
+Tensor.__mul__ = multiply
+Tensor.__rmul__ = _swap(multiply)
+Tensor.__neg__ = negative

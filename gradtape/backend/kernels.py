@@ -1,0 +1,638 @@
+"""Fused CUDA kernels (``kernels/*.cu``): loading, launching, and NumPy references.
+
+Each kernel file is compiled with NVRTC through ``cupy.RawModule`` the first time one of its
+kernels is launched (CuPy caches the binary on disk, keyed by source and options). Every
+kernel has a NumPy reference here computing the same math; the reference runs on any
+array namespace (NumPy, the strict test device), the kernel on CuPy arrays. The public
+functions below pick one by the type of their arrays, so callers write one line for both.
+
+Kernel sources are found in ``gradtape/kernels`` (an installed wheel) or in the ``kernels``
+directory of a source checkout.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "KernelCompileError", "KernelNotFoundError", "kernel_dir", "kernel_files", "kernel_source",
+    "NVRTC_OPTIONS", "CUPY_NVRTC_OPTIONS", "compile_options", "get_kernel", "is_cupy_array",
+    "ACTIVATIONS", "bias_act_forward", "bias_act_backward", "log_softmax",
+    "softmax_xent_sparse", "softmax_xent_dense", "layer_norm_forward", "layer_norm_backward",
+    "sgd_momentum_update", "adam_update", "adamw_update", "embedding_backward",
+    "reference_bias_act_forward", "reference_bias_act_backward", "reference_log_softmax",
+    "reference_softmax_xent_sparse", "reference_softmax_xent_dense",
+    "reference_layer_norm_forward", "reference_layer_norm_backward",
+    "reference_sgd_momentum_update", "reference_adam_update", "reference_embedding_backward",
+]
+
+#: Options every kernel file is compiled with (``RawModule`` adds the architecture).
+NVRTC_OPTIONS = ("--std=c++17",)
+#: Options ``cupy.RawModule`` adds to ours on NVIDIA GPUs (compile checks use them too).
+CUPY_NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")
+
+#: Activation names accepted by the fused kernels, and their codes in ``common.cuh``.
+ACTIVATIONS = {"linear": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4, "tanh": 5,
+               "sigmoid": 6}
+
+_BLOCK = 256
+_MAX_GRID = 65535
+_lock = threading.Lock()
+_modules: dict = {}
+
+
+class KernelNotFoundError(FileNotFoundError):
+    """The kernel sources are not where a checkout or a wheel puts them."""
+
+
+class KernelCompileError(RuntimeError):
+    """NVRTC rejected a kernel file; the message names the file and holds NVRTC's log."""
+
+
+# --- sources -------------------------------------------------------------------------------
+
+def kernel_dir() -> Path:
+    """The directory holding the ``*.cu`` files (installed package first, then checkout)."""
+    here = Path(__file__).resolve().parent.parent          # .../gradtape
+    candidates = [here / "kernels", here.parent / "kernels"]
+    env = os.environ.get("GRADTAPE_KERNEL_DIR")
+    if env:
+        candidates.insert(0, Path(env))
+    for c in candidates:
+        if c.is_dir() and any(c.glob("*.cu")):
+            return c
+    raise KernelNotFoundError("gradtape: no CUDA kernel sources found (looked in "
+                              + ", ".join(str(c) for c in candidates) + "); reinstall gradtape "
+                              "or set GRADTAPE_KERNEL_DIR to the directory with the *.cu files")
+
+
+def kernel_files() -> list:
+    """Every kernel file (``activation.cu`` ...), sorted."""
+    return sorted(p.name for p in kernel_dir().glob("*.cu"))
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+
+def kernel_source(name: str) -> str:
+    """The source of kernel file ``name`` with its local ``#include "..."`` files inlined.
+
+    Inlining keeps the whole text in CuPy's cache key, so a changed header recompiles.
+    """
+    root = kernel_dir()
+    seen = set()
+
+    def expand(path: Path) -> str:
+        if path.name in seen:
+            return ""
+        seen.add(path.name)
+        if not path.is_file():
+            raise KernelNotFoundError(f"gradtape: kernel file {path} does not exist")
+        text = path.read_text()
+        text = _INCLUDE.sub(lambda m: expand(root / m.group(1)), text)
+        return text.replace("#pragma once", "")
+    return expand(root / name)
+
+
+def compile_options(arch: str | None = None) -> tuple:
+    """The NVRTC options of a kernel build, as ``RawModule`` passes them for ``arch``
+    (for example ``"compute_90"``); without ``arch``, only gradtape's own options."""
+    opts = NVRTC_OPTIONS
+    if arch is not None:
+        opts = opts + CUPY_NVRTC_OPTIONS + (f"--gpu-architecture={arch}",)
+    return opts
+
+
+# --- loading -------------------------------------------------------------------------------
+
+def is_cupy_array(a) -> bool:
+    """True for a CuPy array (without importing CuPy when it was never imported)."""
+    return type(a).__module__.startswith("cupy")
+
+
+def _load_module(cupy, name: str):
+    dev = cupy.cuda.Device().id
+    key = (name, dev)
+    mod = _modules.get(key)
+    if mod is not None:
+        return mod
+    with _lock:
+        mod = _modules.get(key)
+        if mod is None:
+            source = kernel_source(name)
+            try:
+                mod = cupy.RawModule(code=source, options=NVRTC_OPTIONS)
+                mod.compile()
+            except cupy.cuda.compiler.CompileException as exc:
+                log = exc.get_message() if hasattr(exc, "get_message") else str(exc)
+                raise KernelCompileError(
+                    f"gradtape: kernel file {kernel_dir() / name} failed to compile with NVRTC "
+                    f"(options {' '.join(NVRTC_OPTIONS)}):\n{log}") from None
+            _modules[key] = mod
+    return mod
+
+
+def get_kernel(file: str, name: str):
+    """The compiled kernel ``name`` of kernel file ``file`` on the current CUDA device."""
+    import cupy
+    return _load_module(cupy, file).get_function(name)
+
+
+def _suffix(dtype) -> str:
+    dt = np.dtype(dtype)
+    if dt == np.float32:
+        return "f32"
+    if dt == np.float64:
+        return "f64"
+    raise TypeError(f"gradtape kernels support float32 and float64, got {dt}")
+
+
+def _grid(n: int, block: int = _BLOCK) -> int:
+    return max(1, min(_MAX_GRID, (n + block - 1) // block))
+
+
+def _row_block(c: int) -> int:
+    """Threads per row for the row kernels: a multiple of 32, at most 256."""
+    return min(256, max(32, 1 << (max(int(c), 1) - 1).bit_length()))
+
+
+def _scalar(dtype, value):
+    return np.dtype(dtype).type(value)
+
+
+def _act_code(activation: str) -> int:
+    try:
+        return ACTIVATIONS[activation]
+    except KeyError:
+        raise ValueError(f"unknown activation {activation!r}; use one of "
+                         f"{', '.join(ACTIVATIONS)}") from None
+
+
+# --- NumPy references ----------------------------------------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _erf(xp, z):
+    """erf on any namespace: SciPy for NumPy, cupyx for CuPy, the device's for strict."""
+    dev = getattr(xp, "gradtape_device", None)
+    if dev is not None:
+        return dev.erf(z)
+    if xp.__name__.startswith("cupy"):
+        from cupyx.scipy.special import erf
+        return erf(z)
+    try:
+        from scipy.special import erf
+    except ImportError:  # pragma: no cover - exercised only without SciPy
+        from .base import _erf_numpy as erf
+    return erf(z).astype(z.dtype, copy=False)
+
+
+def _sigmoid(xp, z):
+    e = xp.exp(-xp.abs(z))
+    return xp.where(z >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _activation(xp, z, activation):
+    if activation == "linear":
+        return z
+    if activation == "relu":
+        return xp.maximum(z, 0)
+    if activation == "gelu":
+        return 0.5 * z * (1 + _erf(xp, z * _INV_SQRT_2))
+    if activation == "gelu_tanh":
+        return 0.5 * z * (1 + xp.tanh(_SQRT_2_OVER_PI * (z + 0.044715 * z * z * z)))
+    if activation == "silu":
+        return z * _sigmoid(xp, z)
+    if activation == "tanh":
+        return xp.tanh(z)
+    if activation == "sigmoid":
+        return _sigmoid(xp, z)
+    _act_code(activation)
+
+
+def _activation_grad(xp, z, activation):
+    if activation == "linear":
+        return xp.ones_like(z)
+    if activation == "relu":
+        return (z > 0).astype(z.dtype)
+    if activation == "gelu":
+        cdf = 0.5 * (1 + _erf(xp, z * _INV_SQRT_2))
+        return cdf + z * (_INV_SQRT_2PI * xp.exp(-0.5 * z * z))
+    if activation == "gelu_tanh":
+        t = xp.tanh(_SQRT_2_OVER_PI * (z + 0.044715 * z * z * z))
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * z * z)
+        return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * du
+    if activation == "silu":
+        s = _sigmoid(xp, z)
+        return s * (1 + z * (1 - s))
+    if activation == "tanh":
+        t = xp.tanh(z)
+        return 1 - t * t
+    if activation == "sigmoid":
+        s = _sigmoid(xp, z)
+        return s * (1 - s)
+    _act_code(activation)
+
+
+def reference_bias_act_forward(xp, x, b, activation):
+    """``act(x + b)`` (``b`` over the last axis, or None) on any array namespace."""
+    z = x + b if b is not None else x
+    return _activation(xp, z, activation).astype(x.dtype, copy=False)
+
+
+def reference_bias_act_backward(xp, g, x, b, activation):
+    """``g * act'(x + b)``: the gradient of ``x`` (sum it over leading axes for ``b``)."""
+    z = x + b if b is not None else x
+    return (g * _activation_grad(xp, z, activation)).astype(x.dtype, copy=False)
+
+
+def _lse(xp, x):
+    mx = xp.max(x, axis=-1, keepdims=True)
+    mx = xp.where(xp.isfinite(mx), mx, 0)
+    return mx + xp.log(xp.sum(xp.exp(x - mx), axis=-1, keepdims=True))
+
+
+def reference_log_softmax(xp, x):
+    """``x - logsumexp(x)`` over the last axis."""
+    with np.errstate(all="ignore"):
+        return x - _lse(xp, x)
+
+
+def reference_softmax_xent_sparse(xp, logits, labels, scale=None, want_loss=True,
+                                  want_grad=False):
+    """``(loss, grad)`` of sparse softmax cross-entropy for ``logits[rows, C]``, integer
+    ``labels[rows]``; ``grad = scale[:, None] * (softmax - onehot)``. Labels outside
+    ``[0, C)`` give NaN rows. Entries not asked for are None."""
+    rows, c = logits.shape
+    lab = labels.astype(np.int64)
+    valid = (lab >= 0) & (lab < c)
+    safe = xp.where(valid, lab, 0)
+    with np.errstate(all="ignore"):
+        lse = _lse(xp, logits)[:, 0]
+        loss = grad = None
+        if want_loss:
+            picked = xp.take_along_axis(logits, safe[:, None], axis=1)[:, 0]
+            loss = xp.where(valid, lse - picked, xp.nan).astype(logits.dtype, copy=False)
+        if want_grad:
+            p = xp.exp(logits - lse[:, None])
+            onehot = (xp.arange(c)[None, :] == safe[:, None]).astype(logits.dtype)
+            grad = p - onehot
+            if scale is not None:
+                grad = grad * scale[:, None]
+            grad = xp.where(valid[:, None], grad, xp.nan).astype(logits.dtype, copy=False)
+    return loss, grad
+
+
+def reference_softmax_xent_dense(xp, logits, labels, scale=None, want_loss=True,
+                                 want_grad=False):
+    """``(loss, grad)`` of softmax cross-entropy with label distributions ``labels[rows, C]``;
+    ``grad = scale[:, None] * (sum(labels) * softmax - labels)``."""
+    with np.errstate(all="ignore"):
+        lse = _lse(xp, logits)
+        total = xp.sum(labels, axis=-1, keepdims=True)
+        loss = grad = None
+        if want_loss:
+            loss = (total[:, 0] * lse[:, 0] - xp.sum(labels * logits, axis=-1)).astype(
+                logits.dtype, copy=False)
+        if want_grad:
+            grad = total * xp.exp(logits - lse) - labels
+            if scale is not None:
+                grad = grad * scale[:, None]
+            grad = grad.astype(logits.dtype, copy=False)
+    return loss, grad
+
+
+def _moments(xp, x, epsilon):
+    mean = xp.mean(x, axis=-1, keepdims=True)
+    d = x - mean
+    var = xp.mean(d * d, axis=-1, keepdims=True)
+    return mean, 1 / xp.sqrt(var + epsilon)
+
+
+def reference_layer_norm_forward(xp, x, gamma, beta, epsilon):
+    """``(x - mean) / sqrt(var + epsilon) * gamma + beta`` over the last axis."""
+    mean, rstd = _moments(xp, x, epsilon)
+    y = (x - mean) * rstd
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y.astype(x.dtype, copy=False)
+
+
+def reference_layer_norm_backward(xp, g, x, gamma, epsilon):
+    """``(dx, dgamma, dbeta)`` of layer normalisation over the last axis of ``x[rows, C]``."""
+    mean, rstd = _moments(xp, x, epsilon)
+    xhat = (x - mean) * rstd
+    h = g * gamma if gamma is not None else g
+    mh = xp.mean(h, axis=-1, keepdims=True)
+    mhx = xp.mean(h * xhat, axis=-1, keepdims=True)
+    dx = (rstd * (h - mh - xhat * mhx)).astype(x.dtype, copy=False)
+    lead = tuple(range(x.ndim - 1))
+    dgamma = xp.sum(g * xhat, axis=lead).astype(x.dtype, copy=False)
+    dbeta = xp.sum(g, axis=lead).astype(x.dtype, copy=False)
+    return dx, dgamma, dbeta
+
+
+def reference_sgd_momentum_update(xp, param, grad, velocity, lr, momentum=0.0,
+                                  nesterov=False):
+    """In place: ``velocity = momentum * velocity - lr * grad``; ``param += velocity``
+    (Nesterov: ``param += momentum * velocity - lr * grad``). ``velocity`` None: plain SGD."""
+    if velocity is None:
+        param -= lr * grad
+        return
+    velocity *= momentum
+    velocity -= lr * grad
+    if nesterov:
+        param += momentum * velocity - lr * grad
+    else:
+        param += velocity
+
+
+def reference_adam_update(xp, param, grad, m, v, lr, step, beta1=0.9, beta2=0.999,
+                          epsilon=1e-7, weight_decay=0.0):
+    """In place, Keras' Adam (AdamW when ``weight_decay`` > 0: ``param -= lr * wd * param``
+    first): ``m, v`` moments, ``alpha = lr * sqrt(1 - beta2^step) / (1 - beta1^step)``,
+    ``param -= alpha * m / (sqrt(v) + epsilon)``. ``lr`` and ``step`` may be device 0-d
+    arrays."""
+    dt = param.dtype
+    if isinstance(step, (int, float, np.integer, np.floating)):
+        correction = math.sqrt(1 - beta2 ** float(step)) / (1 - beta1 ** float(step))
+    else:
+        t = step.astype(dt)
+        correction = xp.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+    alpha = lr * correction
+    if weight_decay:
+        param -= (lr * weight_decay) * param
+    m *= beta1
+    m += (1 - beta1) * grad
+    v *= beta2
+    v += (1 - beta2) * (grad * grad)
+    update = m / (xp.sqrt(v) + epsilon)
+    param -= (alpha * update).astype(dt, copy=False)
+
+
+def reference_embedding_backward(xp, ids, grad, vocab_size):
+    """``table_grad[vocab_size, dim]`` with ``table_grad[ids[i]] += grad[i]`` (ids outside
+    ``[0, vocab_size)`` skipped)."""
+    dim = grad.shape[-1]
+    flat_ids = ids.reshape(-1).astype(np.int64)
+    flat_grad = grad.reshape(-1, dim)
+    out = xp.zeros((vocab_size, dim), dtype=grad.dtype)
+    valid = (flat_ids >= 0) & (flat_ids < vocab_size)
+    # invalid rows add zeros to row 0 (no data-dependent shapes, no host read)
+    safe = xp.where(valid, flat_ids, 0)
+    contrib = xp.where(valid[:, None], flat_grad, 0).astype(grad.dtype, copy=False)
+    xp.add.at(out, safe, contrib)
+    return out
+
+
+# --- kernels on CuPy arrays ------------------------------------------------------------------
+
+def _contig(cupy, a):
+    return cupy.ascontiguousarray(a)
+
+
+def _null():
+    return np.uintp(0)
+
+
+def bias_act_forward(xp, x, b, activation):
+    """``act(x + b)``: the fused kernel on CuPy arrays, the NumPy reference elsewhere."""
+    code = _act_code(activation)
+    if not is_cupy_array(x):
+        return reference_bias_act_forward(xp, x, b, activation)
+    x = _contig(xp, x)
+    y = xp.empty_like(x)
+    n = x.size
+    if n:
+        channels = x.shape[-1] if x.ndim else 1
+        bb = _contig(xp, b) if b is not None else _null()
+        get_kernel("activation.cu", f"bias_act_forward_{_suffix(x.dtype)}")(
+            (_grid(n),), (_BLOCK,), (x, bb, y, np.int64(n), np.int64(channels), np.int32(code)))
+    return y
+
+
+def bias_act_backward(xp, g, x, b, activation):
+    """``g * act'(x + b)`` (one launch on CuPy arrays)."""
+    code = _act_code(activation)
+    if not is_cupy_array(x):
+        return reference_bias_act_backward(xp, g, x, b, activation)
+    x = _contig(xp, x)
+    g = _contig(xp, xp.broadcast_to(g, x.shape))
+    dz = xp.empty_like(x)
+    n = x.size
+    if n:
+        channels = x.shape[-1] if x.ndim else 1
+        bb = _contig(xp, b) if b is not None else _null()
+        get_kernel("activation.cu", f"bias_act_backward_{_suffix(x.dtype)}")(
+            (_grid(n),), (_BLOCK,),
+            (g, x, bb, dz, np.int64(n), np.int64(channels), np.int32(code)))
+    return dz
+
+
+def _rows(x):
+    c = x.shape[-1]
+    rows = x.size // c if c else 0
+    return rows, c
+
+
+def log_softmax(xp, x):
+    """Log-softmax over the last axis (one block per row on CuPy)."""
+    if not is_cupy_array(x):
+        return reference_log_softmax(xp, x)
+    x = _contig(xp, x)
+    out = xp.empty_like(x)
+    rows, c = _rows(x)
+    if rows and c:
+        get_kernel("softmax.cu", f"log_softmax_{_suffix(x.dtype)}")(
+            (min(rows, _MAX_GRID),), (_row_block(c),), (x, out, np.int64(rows), np.int64(c)))
+    return out
+
+
+def softmax_xent_sparse(xp, logits, labels, scale=None, want_loss=True, want_grad=False):
+    """Sparse softmax cross-entropy of ``logits[rows, C]``: ``(loss, grad)`` from one pass
+    per row; ``grad`` is multiplied by ``scale[rows]`` when given."""
+    if not is_cupy_array(logits):
+        return reference_softmax_xent_sparse(xp, logits, labels, scale, want_loss, want_grad)
+    logits = _contig(xp, logits)
+    rows, c = logits.shape
+    lab = _contig(xp, labels.astype(xp.int64, copy=False))
+    loss = xp.empty((rows,), dtype=logits.dtype) if want_loss else None
+    grad = xp.empty_like(logits) if want_grad else None
+    if rows:
+        sc = _contig(xp, scale.astype(logits.dtype, copy=False)) if scale is not None else _null()
+        get_kernel("softmax.cu", f"softmax_xent_sparse_{_suffix(logits.dtype)}")(
+            (min(rows, _MAX_GRID),), (_row_block(c),),
+            (logits, lab, sc, loss if loss is not None else _null(),
+             grad if grad is not None else _null(), np.int64(rows), np.int64(c)))
+    return loss, grad
+
+
+def softmax_xent_dense(xp, logits, labels, scale=None, want_loss=True, want_grad=False):
+    """Softmax cross-entropy with label distributions ``labels[rows, C]``: ``(loss, grad)``
+    from one pass per row."""
+    if not is_cupy_array(logits):
+        return reference_softmax_xent_dense(xp, logits, labels, scale, want_loss, want_grad)
+    logits = _contig(xp, logits)
+    labels = _contig(xp, labels)
+    rows, c = logits.shape
+    loss = xp.empty((rows,), dtype=logits.dtype) if want_loss else None
+    grad = xp.empty_like(logits) if want_grad else None
+    if rows:
+        sc = _contig(xp, scale.astype(logits.dtype, copy=False)) if scale is not None else _null()
+        get_kernel("softmax.cu", f"softmax_xent_dense_{_suffix(logits.dtype)}")(
+            (min(rows, _MAX_GRID),), (_row_block(c),),
+            (logits, labels, sc, loss if loss is not None else _null(),
+             grad if grad is not None else _null(), np.int64(rows), np.int64(c)))
+    return loss, grad
+
+
+def layer_norm_forward(xp, x, gamma, beta, epsilon):
+    """Layer normalisation over the last axis (one block per row on CuPy)."""
+    if not is_cupy_array(x):
+        return reference_layer_norm_forward(xp, x, gamma, beta, epsilon)
+    x = _contig(xp, x)
+    y = xp.empty_like(x)
+    rows, c = _rows(x)
+    if rows and c:
+        get_kernel("layer_norm.cu", f"layer_norm_forward_{_suffix(x.dtype)}")(
+            (min(rows, _MAX_GRID),), (_row_block(c),),
+            (x, _contig(xp, gamma) if gamma is not None else _null(),
+             _contig(xp, beta) if beta is not None else _null(), y, _null(), _null(),
+             np.int64(rows), np.int64(c), np.float64(epsilon)))
+    return y
+
+
+def layer_norm_backward(xp, g, x, gamma, epsilon):
+    """``(dx, dgamma, dbeta)`` of layer normalisation (two launches on CuPy: rows, then
+    columns)."""
+    if not is_cupy_array(x):
+        return reference_layer_norm_backward(xp, g, x, gamma, epsilon)
+    x = _contig(xp, x)
+    g = _contig(xp, xp.broadcast_to(g, x.shape))
+    rows, c = _rows(x)
+    dx = xp.empty_like(x)
+    dgamma = xp.empty((c,), dtype=x.dtype)
+    dbeta = xp.empty((c,), dtype=x.dtype)
+    if not rows:
+        dgamma.fill(0)
+        dbeta.fill(0)
+        return dx, dgamma, dbeta
+    mean = xp.empty((rows,), dtype=x.dtype)
+    rstd = xp.empty((rows,), dtype=x.dtype)
+    sfx = _suffix(x.dtype)
+    get_kernel("layer_norm.cu", f"layer_norm_backward_input_{sfx}")(
+        (min(rows, _MAX_GRID),), (_row_block(c),),
+        (g, x, _contig(xp, gamma) if gamma is not None else _null(), dx, mean, rstd,
+         np.int64(rows), np.int64(c), np.float64(epsilon)))
+    get_kernel("layer_norm.cu", f"layer_norm_backward_params_{sfx}")(
+        (_grid(c),), (_BLOCK,), (g, x, mean, rstd, dgamma, dbeta, np.int64(rows), np.int64(c)))
+    return dx, dgamma, dbeta
+
+
+def _check_state(name, param, **buffers):
+    for key, buf in buffers.items():
+        if buf is None:
+            continue
+        if tuple(buf.shape) != tuple(param.shape) or buf.dtype != param.dtype:
+            raise ValueError(f"{name}: {key} has shape {tuple(buf.shape)} and dtype {buf.dtype}, "
+                             f"the parameter {tuple(param.shape)} and {param.dtype}")
+        if is_cupy_array(param) and not buf.flags.c_contiguous:
+            raise ValueError(f"{name}: {key} must be C-contiguous to be updated in place")
+
+
+def _scalar_args(xp, value, dtype, ptr_dtype):
+    """(pointer, value) kernel arguments for a Python scalar or a device 0-d array."""
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return _null(), _scalar(ptr_dtype if ptr_dtype is not None else dtype, value)
+    arr = _contig(xp, value.astype(ptr_dtype or dtype, copy=False).reshape(()))
+    return arr, _scalar(ptr_dtype or dtype, 0)
+
+
+def sgd_momentum_update(xp, param, grad, velocity, lr, momentum=0.0, nesterov=False):
+    """Update ``param`` (and ``velocity``) in place with SGD with momentum, as Keras' SGD.
+
+    ``velocity = momentum * velocity - lr * grad``; ``param += velocity`` (Nesterov:
+    ``param += momentum * velocity - lr * grad``). ``velocity`` None means plain SGD
+    (``param -= lr * grad``). ``lr`` is a Python float or a device 0-d array (read on the
+    device, so a captured step sees each replay's value). One kernel launch on CuPy arrays,
+    the NumPy reference on other namespaces. Returns None.
+    """
+    _check_state("sgd_momentum_update", param, grad=grad, velocity=velocity)
+    if not is_cupy_array(param):
+        reference_sgd_momentum_update(xp, param, grad, velocity, lr, momentum, nesterov)
+        return
+    if not param.flags.c_contiguous:
+        raise ValueError("sgd_momentum_update: the parameter must be C-contiguous")
+    n = param.size
+    if not n:
+        return
+    lr_ptr, lr_val = _scalar_args(xp, lr, param.dtype, None)
+    get_kernel("optimizers.cu", f"sgd_momentum_{_suffix(param.dtype)}")(
+        (_grid(n),), (_BLOCK,),
+        (param, _contig(xp, grad), velocity if velocity is not None else _null(), lr_ptr, lr_val,
+         _scalar(param.dtype, momentum), np.int32(bool(nesterov)), np.int64(n)))
+
+
+def adam_update(xp, param, grad, m, v, lr, step, beta1=0.9, beta2=0.999, epsilon=1e-7,
+                weight_decay=0.0):
+    """Update ``param``, ``m`` and ``v`` in place with Adam, as Keras' Adam.
+
+    ``m = beta1 m + (1 - beta1) grad``, ``v = beta2 v + (1 - beta2) grad^2``,
+    ``param -= lr * sqrt(1 - beta2^step) / (1 - beta1^step) * m / (sqrt(v) + epsilon)``;
+    ``step`` counts from 1 (the update being made). ``weight_decay`` > 0 gives AdamW
+    (see :func:`adamw_update`). ``lr`` and ``step`` are Python numbers or device 0-d arrays
+    (read on the device). One kernel launch on CuPy arrays. Returns None.
+    """
+    _check_state("adam_update", param, grad=grad, m=m, v=v)
+    if not is_cupy_array(param):
+        reference_adam_update(xp, param, grad, m, v, lr, step, beta1, beta2, epsilon,
+                              weight_decay)
+        return
+    if not param.flags.c_contiguous:
+        raise ValueError("adam_update: the parameter must be C-contiguous")
+    n = param.size
+    if not n:
+        return
+    lr_ptr, lr_val = _scalar_args(xp, lr, param.dtype, None)
+    step_ptr, step_val = _scalar_args(xp, step, None, np.int64)
+    dt = param.dtype
+    get_kernel("optimizers.cu", f"adam_{_suffix(dt)}")(
+        (_grid(n),), (_BLOCK,),
+        (param, _contig(xp, grad), m, v, lr_ptr, lr_val, step_ptr, step_val,
+         _scalar(dt, beta1), _scalar(dt, beta2), _scalar(dt, epsilon), _scalar(dt, weight_decay),
+         np.int64(n)))
+
+
+def adamw_update(xp, param, grad, m, v, lr, step, weight_decay, beta1=0.9, beta2=0.999,
+                 epsilon=1e-7):
+    """AdamW in place: ``param -= lr * weight_decay * param``, then the Adam update of
+    :func:`adam_update` (decoupled weight decay, as Keras' AdamW). Returns None."""
+    adam_update(xp, param, grad, m, v, lr, step, beta1, beta2, epsilon, weight_decay)
+
+
+def embedding_backward(xp, ids, grad, vocab_size):
+    """Gradient of an embedding table ``[vocab_size, dim]`` from the gradient of its looked-up
+    rows ``grad[..., dim]`` at ``ids[...]`` (repeated ids summed; atomicAdd on CuPy)."""
+    if not is_cupy_array(grad):
+        return reference_embedding_backward(xp, ids, grad, vocab_size)
+    dim = grad.shape[-1]
+    flat_ids = _contig(xp, ids.reshape(-1).astype(xp.int64, copy=False))
+    flat_grad = _contig(xp, grad.reshape(-1, dim))
+    out = xp.zeros((vocab_size, dim), dtype=grad.dtype)
+    n = flat_grad.size
+    if n:
+        get_kernel("embedding.cu", f"embedding_backward_{_suffix(grad.dtype)}")(
+            (_grid(n),), (_BLOCK,),
+            (flat_ids, flat_grad, out, np.int64(flat_ids.size), np.int64(dim),
+             np.int64(vocab_size)))
+    return out

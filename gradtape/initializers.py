@@ -1,0 +1,362 @@
+"""Weight initializers with Keras' names, formulas and defaults (``tf.keras.initializers``).
+
+    init = gt.initializers.GlorotUniform(seed=0)
+    w = init((784, 512))                       # a float32 Tensor on the current device
+
+An initializer given a ``seed`` draws the same values at every call (Keras 3 semantics);
+without one it draws from the device's global generator (:func:`gt.random.get_global_generator`),
+which :func:`gt.random.set_seed` makes reproducible. Values are drawn on the current device.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .backend import current_device
+from .dtypes import np_dtype
+from .tensor import Tensor
+
+__all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
+           "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal", "HeNormal",
+           "HeUniform", "LecunNormal", "LecunUniform", "get", "serialize", "deserialize",
+           "compute_fans"]
+
+# std of a standard normal truncated to [-2, 2]
+_TRUNCATED_STD = 0.87962566103423978
+
+
+def compute_fans(shape):
+    """``(fan_in, fan_out)`` for a weight shape, as Keras computes them."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = 1
+    for s in shape[:-2]:
+        receptive *= s
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _float_dtype(dtype, who):
+    dt = np.dtype(np.float32) if dtype is None else np_dtype(dtype)
+    if dt.kind != "f":
+        raise TypeError(f"{who}: dtype must be a floating type, got {dt.name}")
+    return dt
+
+
+def _shape(shape, who):
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{who}: shape must be a sequence of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{who}: negative dimension in shape {shape}")
+    return shape
+
+
+class Initializer:
+    """Base class: ``initializer(shape, dtype=None)`` returns a Tensor."""
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__")
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+class _Seeded(Initializer):
+    def __init__(self, seed=None):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise TypeError(f"{type(self).__name__}: seed must be an int or None, got {seed!r}")
+        self.seed = None if seed is None else int(seed)
+
+    def _generator(self):
+        from . import random as _random
+        dev = current_device()
+        if self.seed is None:
+            return _random.get_global_generator(dev)
+        return _random.Generator.from_seed(self.seed, device=dev)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class Zeros(Initializer):
+    """All zeros."""
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        dev = current_device()
+        with dev.activate():
+            arr = dev.xp.zeros(_shape(shape, "Zeros"), dtype=_float_dtype(dtype, "Zeros"))
+        return Tensor(arr, dev)
+
+
+class Ones(Initializer):
+    """All ones."""
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        dev = current_device()
+        with dev.activate():
+            arr = dev.xp.ones(_shape(shape, "Ones"), dtype=_float_dtype(dtype, "Ones"))
+        return Tensor(arr, dev)
+
+
+class Constant(Initializer):
+    """Every element equal to ``value``."""
+
+    def __init__(self, value=0.0):
+        self.value = float(value)
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        dev = current_device()
+        with dev.activate():
+            arr = dev.xp.full(_shape(shape, "Constant"), self.value,
+                              dtype=_float_dtype(dtype, "Constant"))
+        return Tensor(arr, dev)
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class RandomNormal(_Seeded):
+    """Normal values with ``mean`` and ``stddev`` (Keras defaults 0 and 0.05)."""
+
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        super().__init__(seed)
+        self.mean = float(mean)
+        self.stddev = float(stddev)
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        return self._generator().normal(_shape(shape, "RandomNormal"), mean=self.mean,
+                                        stddev=self.stddev,
+                                        dtype=_float_dtype(dtype, "RandomNormal"))
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class RandomUniform(_Seeded):
+    """Uniform values in ``[minval, maxval)`` (Keras defaults -0.05 and 0.05)."""
+
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        super().__init__(seed)
+        if maxval <= minval:
+            raise ValueError(f"RandomUniform: need minval < maxval, got {minval} and {maxval}")
+        self.minval = float(minval)
+        self.maxval = float(maxval)
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        return self._generator().uniform(_shape(shape, "RandomUniform"), minval=self.minval,
+                                         maxval=self.maxval,
+                                         dtype=_float_dtype(dtype, "RandomUniform"))
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+class TruncatedNormal(_Seeded):
+    """Normal values redrawn beyond two standard deviations (Keras defaults 0 and 0.05)."""
+
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        super().__init__(seed)
+        self.mean = float(mean)
+        self.stddev = float(stddev)
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        return self._generator().truncated_normal(_shape(shape, "TruncatedNormal"),
+                                                  mean=self.mean, stddev=self.stddev,
+                                                  dtype=_float_dtype(dtype, "TruncatedNormal"))
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class VarianceScaling(_Seeded):
+    """Values with variance ``scale / n``, ``n`` the fan-in, fan-out or their mean.
+
+    ``distribution``: ``"truncated_normal"`` (std corrected for the truncation, as Keras),
+    ``"untruncated_normal"`` or ``"uniform"`` (limit ``sqrt(3 * scale / n)``).
+    """
+
+    _MODES = ("fan_in", "fan_out", "fan_avg")
+    _DISTRIBUTIONS = ("truncated_normal", "untruncated_normal", "uniform")
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        super().__init__(seed)
+        if scale <= 0:
+            raise ValueError(f"{type(self).__name__}: scale must be > 0, got {scale}")
+        if mode not in self._MODES:
+            raise ValueError(f"{type(self).__name__}: unknown mode {mode!r}; known modes: "
+                             f"{list(self._MODES)}")
+        distribution = distribution.lower()
+        if distribution == "normal":
+            distribution = "truncated_normal"
+        if distribution not in self._DISTRIBUTIONS:
+            raise ValueError(f"{type(self).__name__}: unknown distribution {distribution!r}; "
+                             f"known distributions: {list(self._DISTRIBUTIONS)}")
+        self.scale = float(scale)
+        self.mode = mode
+        self.distribution = distribution
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        who = type(self).__name__
+        shape = _shape(shape, who)
+        dt = _float_dtype(dtype, who)
+        fan_in, fan_out = compute_fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, n)
+        gen = self._generator()
+        if self.distribution == "truncated_normal":
+            return gen.truncated_normal(shape, stddev=math.sqrt(scale) / _TRUNCATED_STD, dtype=dt)
+        if self.distribution == "untruncated_normal":
+            return gen.normal(shape, stddev=math.sqrt(scale), dtype=dt)
+        limit = math.sqrt(3.0 * scale)
+        return gen.uniform(shape, minval=-limit, maxval=limit, dtype=dt)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                "seed": self.seed}
+
+
+class GlorotUniform(VarianceScaling):
+    """Uniform in ``[-limit, limit]``, ``limit = sqrt(6 / (fan_in + fan_out))`` (Xavier)."""
+
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class GlorotNormal(VarianceScaling):
+    """Truncated normal with ``stddev = sqrt(2 / (fan_in + fan_out))``."""
+
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeNormal(VarianceScaling):
+    """Truncated normal with ``stddev = sqrt(2 / fan_in)`` (He et al.)."""
+
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeUniform(VarianceScaling):
+    """Uniform in ``[-limit, limit]``, ``limit = sqrt(6 / fan_in)``."""
+
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunNormal(VarianceScaling):
+    """Truncated normal with ``stddev = sqrt(1 / fan_in)``."""
+
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunUniform(VarianceScaling):
+    """Uniform in ``[-limit, limit]``, ``limit = sqrt(3 / fan_in)``."""
+
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+# --- by name ----------------------------------------------------------------------------------
+
+_CLASSES = (Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
+            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform)
+_BY_NAME = {}
+for _cls in _CLASSES:
+    _BY_NAME[_cls.__name__.lower()] = _cls
+_BY_NAME.update({"zeros": Zeros, "ones": Ones, "constant": Constant,
+                 "random_normal": RandomNormal, "random_uniform": RandomUniform,
+                 "uniform": RandomUniform, "normal": RandomNormal,
+                 "truncated_normal": TruncatedNormal, "variance_scaling": VarianceScaling,
+                 "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
+                 "xavier_uniform": GlorotUniform, "xavier_normal": GlorotNormal,
+                 "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal,
+                 "lecun_uniform": LecunUniform})
+del _cls
+
+
+def known_names() -> list:
+    """Every name :func:`get` accepts."""
+    return sorted(_BY_NAME)
+
+
+def get(identifier) -> Initializer:
+    """An initializer from a name (``"glorot_uniform"``, ``"HeNormal"``), a config dict, an
+    Initializer, or a callable ``(shape, dtype) -> Tensor`` (returned as is)."""
+    if identifier is None:
+        raise ValueError("initializers.get: expected a name or an initializer, got None")
+    if isinstance(identifier, Initializer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"unknown initializer {identifier!r}; known initializers: "
+                             f"{known_names()}")
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"cannot interpret {identifier!r} as an initializer")
+
+
+def serialize(initializer: Initializer) -> dict:
+    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+
+
+def deserialize(config: dict) -> Initializer:
+    name = config.get("class_name", "")
+    cls = _BY_NAME.get(name.lower())
+    if cls is None:
+        raise ValueError(f"unknown initializer {name!r}; known initializers: {known_names()}")
+    return cls.from_config(config.get("config", {}))
+
+
+# Keras' lower-case aliases
+zeros = Zeros
+ones = Ones
+constant = Constant
+random_normal = RandomNormal
+random_uniform = RandomUniform
+truncated_normal = TruncatedNormal
+glorot_uniform = GlorotUniform
+glorot_normal = GlorotNormal
+he_normal = HeNormal
+he_uniform = HeUniform
+lecun_normal = LecunNormal
+lecun_uniform = LecunUniform

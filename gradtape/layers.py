@@ -1,0 +1,1004 @@
+"""Keras-style layers and models (``gt.layers``, also ``gt.keras.layers``).
+
+    model = gt.keras.Sequential([
+        gt.layers.Dense(64, activation="relu"),
+        gt.layers.Dense(10),
+    ])
+    logits = model(x)                         # builds the weights on the first call
+    model.trainable_variables                 # [kernel, bias, kernel, bias]
+
+:class:`Module` finds the Variables held in its attributes, including inside lists, tuples,
+dicts and sub-modules, at any depth; each Variable is listed once, under the first path that
+reaches it (``layers.0.kernel``). Those paths name the weights in checkpoints
+(:meth:`Module.save_weights`). :class:`Layer` adds ``__call__(inputs, training=None)``: the
+input is converted to the layer's dtype, checked against the layer's input specification
+(rank and, once built, the sizes of the axes the weights depend on), the weights are built
+on the first call on the input's device, and :meth:`Layer.call` runs. A wrong input raises
+an error naming the layer and the expected and given shapes, and changes nothing.
+``training=None`` inherits the value of the enclosing layer call (``False`` at the top).
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+
+import numpy as np
+
+from . import initializers as _init
+from .backend import device_scope
+from .dtypes import np_dtype
+from .ops import core as _core
+from .ops import linalg as _la
+from .ops import math as _m
+from .ops import shape as _sh
+from .tensor import Tensor, Variable, convert_to_tensor
+
+__all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv2D",
+           "MaxPool2D", "MaxPooling2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout",
+           "LayerNormalization", "BatchNormalization", "Embedding", "Activation", "ReLU",
+           "Reshape", "get_activation", "activation_names"]
+
+
+# --- activations by name ----------------------------------------------------------------------
+
+def _linear(x):
+    return x
+
+
+# name -> (module, attribute); resolved on use so every gt.nn activation is reachable.
+_ACTIVATIONS = {
+    "linear": None, "relu": ("nn", "relu"), "relu6": ("nn", "relu6"),
+    "leaky_relu": ("nn", "leaky_relu"), "elu": ("nn", "elu"), "selu": ("nn", "selu"),
+    "gelu": ("nn", "gelu"), "silu": ("nn", "silu"), "swish": ("nn", "silu"),
+    "sigmoid": ("math", "sigmoid"), "tanh": ("math", "tanh"), "softplus": ("math", "softplus"),
+    "softsign": ("nn", "softsign"), "softmax": ("nn", "softmax"),
+    "log_softmax": ("nn", "log_softmax"), "exponential": ("math", "exp"),
+}
+
+
+def activation_names() -> list:
+    """The activation names layers accept (those the installed ``gt.nn`` provides)."""
+    return sorted(n for n in _ACTIVATIONS if _resolve(n, strict=False) is not None)
+
+
+def _resolve(name, strict=True):
+    target = _ACTIVATIONS[name]
+    if target is None:
+        return _linear
+    module_name, attr = target
+    if module_name == "math":
+        return getattr(_m, attr)
+    from . import nn
+    fn = getattr(nn, attr, None)
+    if fn is None and strict:
+        raise ValueError(f"activation {name!r} is not provided by gt.nn; known activations: "
+                         f"{activation_names()}")
+    return fn
+
+
+def get_activation(identifier):
+    """The activation function for a name (``"relu"``), a callable, or ``None`` (identity)."""
+    if identifier is None:
+        return _linear
+    if isinstance(identifier, str):
+        key = identifier.lower()
+        if key not in _ACTIVATIONS or _resolve(key, strict=False) is None:
+            raise ValueError(f"unknown activation {identifier!r}; known activations: "
+                             f"{activation_names()}")
+        return _resolve(key)
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"activation must be a name, a callable or None, got {identifier!r}")
+
+
+def _activation_name(fn):
+    if fn is _linear:
+        return "linear"
+    return getattr(fn, "__name__", repr(fn))
+
+
+# --- the call context ---------------------------------------------------------------------------
+
+_context = threading.local()
+
+
+def _training_stack():
+    try:
+        return _context.training
+    except AttributeError:
+        _context.training = []
+        return _context.training
+
+
+# --- Module: variable tracking ------------------------------------------------------------------
+
+_name_counters: dict = {}
+_name_lock = threading.Lock()
+
+
+def _snake_case(name):
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper() or
+                                   (i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def _unique_name(base):
+    with _name_lock:
+        n = _name_counters.get(base, 0)
+        _name_counters[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+class Module:
+    """A container of Variables and sub-modules, found through its attributes.
+
+    ``variables`` lists every Variable reachable through attributes, lists, tuples, dicts
+    and sub-modules (depth first, in attribute order, each once); ``trainable_variables``
+    those that are trainable in a trainable module, ``non_trainable_variables`` the rest.
+    """
+
+    #: Attribute names never searched for Variables.
+    _UNTRACKED = frozenset()
+
+    def __init__(self, name=None):
+        base = _snake_case(type(self).__name__)
+        self._name = name if name is not None else _unique_name(base)
+        if not isinstance(self._name, str) or not self._name:
+            raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got "
+                             f"{name!r}")
+        if "_trainable" not in self.__dict__:
+            self._trainable = True
+
+    @property
+    def name(self) -> str:
+        return self.__dict__.get("_name") or _snake_case(type(self).__name__)
+
+    @property
+    def trainable(self) -> bool:
+        """False freezes every variable of this module and its sub-modules."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+
+    # --- traversal ------------------------------------------------------------------------
+    def _tracked_items(self):
+        skip = self._UNTRACKED
+        return [(k, v) for k, v in vars(self).items() if k not in skip and k != "_trainable"]
+
+    def _walk(self):
+        """``[(path, variable, effectively_trainable)]`` for every reachable Variable."""
+        out = []
+        seen_vars = set()
+        seen_objs = {id(self)}
+
+        def visit(obj, path, trainable):
+            if isinstance(obj, Variable):
+                if obj._id not in seen_vars:
+                    seen_vars.add(obj._id)
+                    out.append((path, obj, trainable and obj.trainable))
+                return
+            if isinstance(obj, Tensor) or isinstance(obj, (str, bytes, int, float, np.ndarray)):
+                return
+            if isinstance(obj, Module):
+                if id(obj) in seen_objs:
+                    return
+                seen_objs.add(id(obj))
+                t = trainable and obj.trainable
+                for k, v in obj._tracked_items():
+                    visit(v, f"{path}.{k}" if path else k, t)
+            elif isinstance(obj, (list, tuple)):
+                if id(obj) in seen_objs:
+                    return
+                seen_objs.add(id(obj))
+                for i, v in enumerate(obj):
+                    visit(v, f"{path}.{i}", trainable)
+            elif isinstance(obj, dict):
+                if id(obj) in seen_objs:
+                    return
+                seen_objs.add(id(obj))
+                for k, v in obj.items():
+                    visit(v, f"{path}.{k}", trainable)
+
+        for k, v in self._tracked_items():
+            visit(v, k, self.trainable)
+        return out
+
+    def named_variables(self) -> list:
+        """``[(path, variable)]``: the names used by :meth:`save_weights`."""
+        return [(p, v) for p, v, _ in self._walk()]
+
+    @property
+    def variables(self) -> list:
+        return [v for _, v, _ in self._walk()]
+
+    @property
+    def trainable_variables(self) -> list:
+        return [v for _, v, t in self._walk() if t]
+
+    @property
+    def non_trainable_variables(self) -> list:
+        return [v for _, v, t in self._walk() if not t]
+
+    weights = variables
+    trainable_weights = trainable_variables
+    non_trainable_weights = non_trainable_variables
+
+    @property
+    def submodules(self) -> list:
+        """Every Module reachable from this one (not itself), depth first."""
+        out = []
+        seen = {id(self)}
+
+        def visit(obj):
+            if isinstance(obj, Module):
+                if id(obj) in seen:
+                    return
+                seen.add(id(obj))
+                out.append(obj)
+                for _, v in obj._tracked_items():
+                    visit(v)
+            elif isinstance(obj, (list, tuple)):
+                for v in obj:
+                    visit(v)
+            elif isinstance(obj, dict):
+                for v in obj.values():
+                    visit(v)
+
+        for _, v in self._tracked_items():
+            visit(v)
+        return out
+
+    def count_params(self) -> int:
+        return int(sum(v.size for v in self.variables))
+
+    # --- weights ------------------------------------------------------------------------
+    def get_weights(self) -> list:
+        """The values of :attr:`variables` as host NumPy arrays."""
+        return [v.numpy() for v in self.variables]
+
+    def set_weights(self, weights) -> None:
+        """Assign a list of arrays to :attr:`variables`; every shape and dtype is checked
+        before anything is assigned."""
+        variables = self.variables
+        weights = list(weights)
+        if len(weights) != len(variables):
+            raise ValueError(f"{type(self).__name__} '{self.name}'.set_weights: {len(weights)} "
+                             f"arrays for {len(variables)} variables (nothing was assigned)")
+        arrays = []
+        for (path, var), w in zip(self.named_variables(), weights):
+            host = w.numpy() if isinstance(w, Tensor) else np.asarray(w)
+            if tuple(host.shape) != tuple(var.shape):
+                raise ValueError(f"{type(self).__name__} '{self.name}'.set_weights: {path} has "
+                                 f"shape {tuple(var.shape)}, the array {tuple(host.shape)} "
+                                 "(nothing was assigned)")
+            if host.dtype != var._value.dtype:
+                if host.dtype.kind != var._value.dtype.kind:
+                    raise TypeError(f"{type(self).__name__} '{self.name}'.set_weights: {path} "
+                                    f"has dtype {var.dtype.name}, the array {host.dtype.name} "
+                                    "(nothing was assigned)")
+                host = host.astype(var._value.dtype)
+            arrays.append(host)
+        for var, host in zip(variables, arrays):
+            var._assign_array(var._device.asarray(np.array(host, copy=True)))
+
+    def save_weights(self, filepath, overwrite=True) -> str:
+        """Write every variable to ``filepath`` in the safetensors format (atomically)."""
+        from .checkpoint import save_module
+        return save_module(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath) -> None:
+        """Read the variables from ``filepath``; every name, shape and dtype is checked before
+        any variable is assigned."""
+        from .checkpoint import load_module
+        load_module(self, filepath)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} '{self.name}'>"
+
+
+# --- Layer ---------------------------------------------------------------------------------------
+
+class InputSpec:
+    """What a layer accepts: a rank (``ndim`` or ``min_ndim``) and fixed axis sizes."""
+
+    __slots__ = ("ndim", "min_ndim", "axes", "dtype_kind")
+
+    def __init__(self, ndim=None, min_ndim=None, axes=None, dtype_kind=None):
+        self.ndim = ndim
+        self.min_ndim = min_ndim
+        self.axes = dict(axes or {})
+        self.dtype_kind = dtype_kind
+
+    def describe(self) -> str:
+        """The accepted shapes as text: ``(None, 4)``, ``(..., 4) with rank >= 2``."""
+        if self.ndim is not None:
+            dims = ["None"] * self.ndim
+            for a, size in self.axes.items():
+                dims[a] = str(size)
+            return "(" + ", ".join(dims) + ("," if self.ndim == 1 else "") + ")"
+        if self.axes:
+            tail = max(-a for a in self.axes if a < 0) if any(a < 0 for a in self.axes) else 1
+            dims = ["None"] * tail
+            for a, size in self.axes.items():
+                if a < 0:
+                    dims[a] = str(size)
+            text = "(..., " + ", ".join(dims) + ")"
+            return text + (f" with rank >= {self.min_ndim}" if self.min_ndim else "")
+        return f"rank >= {self.min_ndim}" if self.min_ndim else "any shape"
+
+    def mismatch(self, shape) -> bool:
+        nd = len(shape)
+        if self.ndim is not None and nd != self.ndim:
+            return True
+        if self.min_ndim is not None and nd < self.min_ndim:
+            return True
+        for a, size in self.axes.items():
+            if not -nd <= a < nd or shape[a] != size:
+                return True
+        return False
+
+    def __repr__(self):
+        return (f"InputSpec(ndim={self.ndim}, min_ndim={self.min_ndim}, axes={self.axes})")
+
+
+_accepts_training_cache: dict = {}
+
+
+def _call_accepts_training(cls) -> bool:
+    found = _accepts_training_cache.get(cls)
+    if found is None:
+        try:
+            params = inspect.signature(cls.call).parameters
+            found = "training" in params or any(
+                p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        except (TypeError, ValueError):
+            found = False
+        _accepts_training_cache[cls] = found
+    return found
+
+
+class Layer(Module):
+    """A module called on inputs: ``layer(inputs, training=None)``.
+
+    Subclasses implement :meth:`call` and, for weights that depend on the input, :meth:`build`
+    (run once, on the first call, on the input's device). ``dtype`` (float32 by default) is
+    the dtype of the weights; numeric inputs are cast to it when ``autocast`` is true.
+    """
+
+    #: Build on the first call (containers that build by running their layers set False).
+    _builds_on_call = True
+    #: Cast numeric inputs to the layer's dtype.
+    autocast = True
+
+    def __init__(self, name=None, trainable=True, dtype=None, **kwargs):
+        for key in kwargs:
+            if key not in ("input_shape", "input_dim", "batch_input_shape", "autocast"):
+                raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
+        super().__init__(name=name)
+        self._trainable = bool(trainable)
+        dt = np.dtype(np.float32) if dtype is None else np_dtype(dtype)
+        if dt.kind != "f":
+            raise TypeError(f"{type(self).__name__}: dtype must be a floating type, got "
+                            f"{dt.name}")
+        self._dtype = dt
+        if "autocast" in kwargs:
+            self.autocast = bool(kwargs["autocast"])
+        self.built = False
+        self.input_spec = None
+
+    _UNTRACKED = frozenset({"input_spec", "_dtype", "built"})
+
+    @property
+    def dtype(self):
+        from .dtypes import as_dtype
+        return as_dtype(self._dtype)
+
+    def build(self, input_shape) -> None:
+        """Create the weights for inputs of ``input_shape`` (a tuple)."""
+
+    def call(self, inputs, *args, **kwargs):
+        """The layer's computation."""
+        raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
+
+    def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True,
+                   dtype=None) -> Variable:
+        """A new Variable of ``shape`` drawn from ``initializer`` on the current device."""
+        init = _init.get(initializer)
+        dt = self._dtype if dtype is None else np_dtype(dtype)
+        value = init(tuple(int(s) for s in shape), dtype=dt)
+        return Variable(value, trainable=trainable, name=f"{self.name}/{name}")
+
+    # --- calling ------------------------------------------------------------------------
+    def _convert_input(self, x):
+        if isinstance(x, Tensor):
+            if self.autocast and x._value.dtype != self._dtype and x._value.dtype.kind in "fiub":
+                return _core.cast(x, self._dtype)
+            return x
+        if isinstance(x, (np.ndarray, list, np.generic, int, float)) or (
+                hasattr(x, "__array__") or hasattr(x, "__cuda_array_interface__")):
+            host_kind = np.asarray(x).dtype.kind if not hasattr(
+                x, "__cuda_array_interface__") else x.dtype.kind
+            if self.autocast and host_kind in "fiub":
+                return convert_to_tensor(x, dtype=self._dtype) if not hasattr(
+                    x, "__cuda_array_interface__") else _core.cast(convert_to_tensor(x),
+                                                                   self._dtype)
+            return convert_to_tensor(x)
+        return x
+
+    def _input_error(self, shape, spec, what="input"):
+        return ValueError(f"{type(self).__name__} layer '{self.name}': expected {what} of shape "
+                          f"{spec.describe()}, got shape {tuple(shape)}")
+
+    def _check_input(self, x):
+        spec = self.input_spec
+        if spec is None or not isinstance(x, Tensor):
+            return
+        shape = tuple(x._value.shape)
+        if spec.mismatch(shape):
+            raise self._input_error(shape, spec)
+        if spec.dtype_kind is not None and x._value.dtype.kind not in spec.dtype_kind:
+            raise TypeError(f"{type(self).__name__} layer '{self.name}': expected "
+                            f"{'integer' if spec.dtype_kind == 'iu' else spec.dtype_kind} input, "
+                            f"got dtype {x.dtype.name}")
+
+    def __call__(self, inputs, *args, training=None, **kwargs):
+        stack = _training_stack()
+        if training is None:
+            training = stack[-1] if stack else False
+        training = bool(training)
+        if isinstance(inputs, (list, tuple, dict)):
+            x = inputs
+        else:
+            x = self._convert_input(inputs)
+            self._check_input(x)
+        if not self.built:
+            if self._builds_on_call:
+                shape = tuple(x._value.shape) if isinstance(x, Tensor) else _shapes_of(x)
+                dev = x._device if isinstance(x, Tensor) else None
+                if dev is not None:
+                    with device_scope(dev):
+                        self.build(shape)
+                else:
+                    self.build(shape)
+            self.built = True
+        if _call_accepts_training(type(self)):
+            kwargs["training"] = training
+        stack.append(training)
+        try:
+            return self.call(x, *args, **kwargs)
+        finally:
+            stack.pop()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype.name}
+
+
+def _shapes_of(structure):
+    if isinstance(structure, Tensor):
+        return tuple(structure._value.shape)
+    if isinstance(structure, dict):
+        return {k: _shapes_of(v) for k, v in structure.items()}
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_shapes_of(v) for v in structure)
+    return None
+
+
+class Model(Layer):
+    """A layer meant to be subclassed into a whole model (``keras.Model``): define the
+    sub-layers in ``__init__`` and the forward pass in ``call``. Inputs pass through as given
+    (no cast), since a model usually takes several."""
+
+    autocast = False
+
+    def summary(self, print_fn=print) -> None:
+        """Print each variable's path, shape and count."""
+        print_fn(f"{type(self).__name__} '{self.name}'")
+        total = 0
+        for path, var in self.named_variables():
+            total += var.size
+            print_fn(f"  {path:<40} {str(tuple(var.shape)):<20} {var.size}")
+        print_fn(f"  total parameters: {total}")
+
+
+# --- containers --------------------------------------------------------------------------------
+
+class Sequential(Model):
+    """A stack of layers, each fed the previous one's output.
+
+    ``build(input_shape)`` creates every weight by running zeros of that shape (``None``
+    dimensions taken as 1) through the stack; otherwise weights are built on the first call.
+    """
+
+    _builds_on_call = False
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.layers = []
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer) -> None:
+        if not callable(layer):
+            raise TypeError(f"Sequential '{self.name}'.add: expected a layer, got "
+                            f"{type(layer).__name__}")
+        self.layers.append(layer)
+
+    def pop(self):
+        if not self.layers:
+            raise IndexError(f"Sequential '{self.name}'.pop: there are no layers")
+        return self.layers.pop()
+
+    def build(self, input_shape=None) -> None:
+        if input_shape is None:
+            raise ValueError(f"Sequential '{self.name}'.build: input_shape is required")
+        shape = tuple(1 if s is None else int(s) for s in input_shape)
+        x = _core.zeros(shape, dtype=self.layers[0]._dtype if self.layers and isinstance(
+            self.layers[0], Layer) else np.float32)
+        self.call(x, training=False)
+        self.built = True
+
+    def call(self, inputs, training=False):
+        x = inputs
+        for layer in self.layers:
+            x = layer(x, training=training) if isinstance(layer, Layer) else layer(x)
+        return x
+
+    def __len__(self):
+        return len(self.layers)
+
+    def __getitem__(self, index):
+        return self.layers[index]
+
+
+# --- core layers ---------------------------------------------------------------------------------
+
+def _pair(value, what, who):
+    if isinstance(value, (int, np.integer)):
+        return (int(value), int(value))
+    try:
+        out = tuple(int(v) for v in value)
+    except TypeError:
+        raise TypeError(f"{who}: {what} must be an int or a pair of ints, got {value!r}") from None
+    if len(out) != 2:
+        raise ValueError(f"{who}: {what} must be an int or a pair of ints, got {value!r}")
+    return out
+
+
+def _padding(value, who):
+    if not isinstance(value, str) or value.lower() not in ("valid", "same"):
+        raise ValueError(f"{who}: padding must be 'valid' or 'same', got {value!r}")
+    return value.lower()
+
+
+def _positive_int(value, what, who):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{who}: {what} must be a positive int, got {value!r}")
+    return int(value)
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)``; the input size is inferred on the first call.
+
+    Inputs of rank > 2 are contracted over their last axis.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.units = _positive_int(units, "units", "Dense")
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+        self.input_spec = InputSpec(min_ndim=2)
+
+    def build(self, input_shape):
+        in_dim = int(input_shape[-1])
+        kernel = self.add_weight("kernel", (in_dim, self.units), self.kernel_initializer)
+        bias = self.add_weight("bias", (self.units,), self.bias_initializer) if self.use_bias \
+            else None
+        self.kernel = kernel
+        self.bias = bias
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
+
+    def call(self, inputs):
+        if inputs._value.ndim == 2:
+            y = _la.matmul(inputs, self.kernel)
+        else:
+            y = _la.tensordot(inputs, self.kernel, axes=[[inputs._value.ndim - 1], [0]])
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not _linear else y
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+
+
+class Conv2D(Layer):
+    """2-D convolution over NHWC inputs, kernel ``(kh, kw, in_channels, filters)`` (TF layout)."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Conv2D: only data_format='channels_last' (NHWC) is supported, got "
+                             f"{data_format!r}")
+        self.filters = _positive_int(filters, "filters", "Conv2D")
+        self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
+        self.strides = _pair(strides, "strides", "Conv2D")
+        self.padding = _padding(padding, "Conv2D")
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate", "Conv2D")
+        if min(self.kernel_size + self.strides + self.dilation_rate) <= 0:
+            raise ValueError("Conv2D: kernel_size, strides and dilation_rate must be positive")
+        if self.strides != (1, 1) and self.dilation_rate != (1, 1):
+            raise ValueError("Conv2D: strides > 1 together with dilation_rate > 1 is not "
+                             "supported (as in TensorFlow)")
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+        self.input_spec = InputSpec(ndim=4)
+
+    def build(self, input_shape):
+        in_ch = int(input_shape[-1])
+        if self.padding == "valid":
+            for size, k, d, axis in zip(input_shape[1:3], self.kernel_size, self.dilation_rate,
+                                        ("height", "width")):
+                if size < (k - 1) * d + 1:
+                    raise ValueError(f"Conv2D layer '{self.name}': input {axis} {size} is smaller "
+                                     f"than the kernel's extent {(k - 1) * d + 1} with padding "
+                                     f"'valid' (input shape {tuple(input_shape)})")
+        kernel = self.add_weight("kernel", self.kernel_size + (in_ch, self.filters),
+                                 self.kernel_initializer)
+        bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias \
+            else None
+        self.kernel = kernel
+        self.bias = bias
+        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+
+    def call(self, inputs):
+        from . import nn
+        y = nn.conv2d(inputs, self.kernel, strides=list(self.strides),
+                      padding=self.padding.upper(), dilations=list(self.dilation_rate))
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not _linear else y
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "dilation_rate": self.dilation_rate,
+                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+
+
+class _Pool2D(Layer):
+    _op = None
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
+                 name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        who = type(self).__name__
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is supported, got "
+                             f"{data_format!r}")
+        self.pool_size = _pair(pool_size, "pool_size", who)
+        self.strides = self.pool_size if strides is None else _pair(strides, "strides", who)
+        if min(self.pool_size + self.strides) <= 0:
+            raise ValueError(f"{who}: pool_size and strides must be positive")
+        self.padding = _padding(padding, who)
+        self.input_spec = InputSpec(ndim=4)
+
+    def _check_input(self, x):
+        super()._check_input(x)
+        if self.padding == "valid" and isinstance(x, Tensor):
+            h, w = x._value.shape[1:3]
+            if h < self.pool_size[0] or w < self.pool_size[1]:
+                raise ValueError(f"{type(self).__name__} layer '{self.name}': input of shape "
+                                 f"{tuple(x._value.shape)} is smaller than the pool "
+                                 f"{self.pool_size} with padding 'valid'")
+
+    def call(self, inputs):
+        from . import nn
+        return getattr(nn, self._op)(inputs, ksize=list(self.pool_size),
+                                     strides=list(self.strides), padding=self.padding.upper())
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding}
+
+
+class MaxPool2D(_Pool2D):
+    """Maximum over ``pool_size`` windows of NHWC inputs."""
+
+    _op = "max_pool2d"
+
+
+class AveragePooling2D(_Pool2D):
+    """Mean over ``pool_size`` windows of NHWC inputs."""
+
+    _op = "avg_pool2d"
+
+
+MaxPooling2D = MaxPool2D
+AvgPool2D = AveragePooling2D
+
+
+class Flatten(Layer):
+    """Reshape ``(batch, ...)`` to ``(batch, prod(...))``."""
+
+    autocast = False
+
+    def __init__(self, data_format=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.input_spec = InputSpec(min_ndim=1)
+
+    def call(self, inputs):
+        shape = inputs._value.shape
+        n = 1
+        for s in shape[1:]:
+            n *= s
+        return _sh.reshape(inputs, (shape[0], n))
+
+
+class Reshape(Layer):
+    """Reshape each example to ``target_shape`` (the batch axis is kept)."""
+
+    autocast = False
+
+    def __init__(self, target_shape, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.target_shape = tuple(int(s) for s in target_shape)
+        self.input_spec = InputSpec(min_ndim=1)
+
+    def call(self, inputs):
+        shape = tuple(inputs._value.shape)
+        per_example = int(np.prod(shape[1:]))
+        target = self.target_shape
+        known = int(np.prod([s for s in target if s != -1]))
+        ok = (per_example == known) if -1 not in target else (known and per_example % known == 0)
+        if not ok or target.count(-1) > 1:
+            raise ValueError(f"Reshape layer '{self.name}': cannot reshape examples of shape "
+                             f"{shape[1:]} to {target} (input shape {shape})")
+        return _sh.reshape(inputs, (shape[0],) + target)
+
+
+class Activation(Layer):
+    """Apply an activation given by name or callable."""
+
+    autocast = False
+
+    def __init__(self, activation, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.activation = get_activation(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+
+class ReLU(Activation):
+    """``max(x, 0)``."""
+
+    def __init__(self, name=None, **kwargs):
+        super().__init__("relu", name=name, **kwargs)
+
+
+class Dropout(Layer):
+    """Zero a ``rate`` fraction of the inputs and scale the rest by ``1 / (1 - rate)`` when
+    ``training``; the identity otherwise."""
+
+    autocast = False
+
+    def __init__(self, rate, noise_shape=None, seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"Dropout: rate must be a float in [0, 1), got {rate!r}")
+        self.rate = float(rate)
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0:
+            return inputs
+        from . import nn
+        noise_shape = self.noise_shape
+        if noise_shape is not None:
+            noise_shape = tuple(inputs._value.shape[i] if s is None else s
+                                for i, s in enumerate(noise_shape))
+        return nn.dropout(inputs, rate=self.rate, noise_shape=noise_shape, seed=self.seed)
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+
+
+def _norm_axes(axis, ndim, who, name):
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{who} layer '{name}': axis {a} is out of range for inputs of "
+                             f"rank {ndim}")
+        out.append(a % ndim)
+    return tuple(sorted(set(out)))
+
+
+class LayerNormalization(Layer):
+    """Normalise each example over ``axis`` to zero mean and unit variance, then scale by
+    ``gamma`` and shift by ``beta`` (``epsilon`` 1e-3 as Keras)."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.axis = axis
+        self.epsilon = float(epsilon)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = _init.get(beta_initializer)
+        self.gamma_initializer = _init.get(gamma_initializer)
+        axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+        self.input_spec = InputSpec(min_ndim=max(max(-a if a < 0 else a + 1 for a in axes), 1))
+
+    def build(self, input_shape):
+        nd = len(input_shape)
+        axes = _norm_axes(self.axis, nd, "LayerNormalization", self.name)
+        param_shape = tuple(input_shape[a] for a in axes)
+        gamma = self.add_weight("gamma", param_shape, self.gamma_initializer) if self.scale \
+            else None
+        beta = self.add_weight("beta", param_shape, self.beta_initializer) if self.center \
+            else None
+        self.gamma = gamma
+        self.beta = beta
+        self._axes = axes
+        self._broadcast = None if axes == tuple(range(nd - len(axes), nd)) else tuple(
+            input_shape[i] if i in axes else 1 for i in range(nd))
+        self.input_spec = InputSpec(ndim=nd, axes={a: input_shape[a] for a in axes})
+
+    _UNTRACKED = Layer._UNTRACKED | {"_axes", "_broadcast"}
+
+    def call(self, inputs):
+        from . import nn
+        mean, variance = nn.moments(inputs, axes=list(self._axes), keepdims=True)
+        inv = _m.rsqrt(variance + self.epsilon)
+        gamma, beta = self.gamma, self.beta
+        if self._broadcast is not None:
+            gamma = None if gamma is None else _sh.reshape(gamma, self._broadcast)
+            beta = None if beta is None else _sh.reshape(beta, self._broadcast)
+        if gamma is not None:
+            inv = inv * gamma
+        y = (inputs - mean) * inv
+        return y + beta if beta is not None else y
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale}
+
+
+class BatchNormalization(Layer):
+    """Normalise over the batch (and spatial) axes per feature of ``axis``.
+
+    With ``training=True`` the batch statistics are used and the moving statistics
+    (non-trainable Variables) move toward them: ``moving = moving * momentum + batch *
+    (1 - momentum)``; otherwise, or when the layer is frozen (``trainable=False``), the moving
+    statistics are used and nothing changes.
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones",
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not isinstance(axis, (int, np.integer)):
+            raise ValueError(f"BatchNormalization: axis must be an int, got {axis!r}")
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"BatchNormalization: momentum must be in [0, 1], got {momentum}")
+        self.axis = int(axis)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = _init.get(beta_initializer)
+        self.gamma_initializer = _init.get(gamma_initializer)
+        self.moving_mean_initializer = _init.get(moving_mean_initializer)
+        self.moving_variance_initializer = _init.get(moving_variance_initializer)
+        self.input_spec = InputSpec(min_ndim=max(-self.axis if self.axis < 0 else self.axis + 1,
+                                                 1))
+
+    _UNTRACKED = Layer._UNTRACKED | {"_reduce_axes", "_broadcast"}
+
+    def build(self, input_shape):
+        nd = len(input_shape)
+        (axis,) = _norm_axes(self.axis, nd, "BatchNormalization", self.name)
+        c = (int(input_shape[axis]),)
+        gamma = self.add_weight("gamma", c, self.gamma_initializer) if self.scale else None
+        beta = self.add_weight("beta", c, self.beta_initializer) if self.center else None
+        moving_mean = self.add_weight("moving_mean", c, self.moving_mean_initializer,
+                                      trainable=False)
+        moving_variance = self.add_weight("moving_variance", c,
+                                          self.moving_variance_initializer, trainable=False)
+        self.gamma, self.beta = gamma, beta
+        self.moving_mean, self.moving_variance = moving_mean, moving_variance
+        self._reduce_axes = [i for i in range(nd) if i != axis]
+        self._broadcast = None if axis == nd - 1 else tuple(
+            input_shape[i] if i == axis else 1 for i in range(nd))
+        self.input_spec = InputSpec(ndim=nd, axes={axis: c[0]})
+
+    def _shaped(self, t):
+        return t if t is None or self._broadcast is None else _sh.reshape(t, self._broadcast)
+
+    def call(self, inputs, training=False):
+        training = training and self.trainable
+        if training:
+            from . import nn
+            mean, variance = nn.moments(inputs, axes=self._reduce_axes, keepdims=False)
+            self._update_moving(mean, variance)
+        else:
+            mean, variance = self.moving_mean, self.moving_variance
+        inv = _m.rsqrt(variance + self.epsilon)
+        if self.gamma is not None:
+            inv = inv * self.gamma
+        shift = -mean * inv
+        if self.beta is not None:
+            shift = shift + self.beta
+        return inputs * self._shaped(inv) + self._shaped(shift)
+
+    def _update_moving(self, mean, variance):
+        m = self.momentum
+        for var, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            dev = var._device
+            with dev.activate():
+                new = var._value * m
+                new += batch._value * (1.0 - m)
+            var._assign_array(new)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
+
+
+class Embedding(Layer):
+    """Rows of an ``(input_dim, output_dim)`` table looked up by integer ids."""
+
+    autocast = False
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.input_dim = _positive_int(input_dim, "input_dim", "Embedding")
+        self.output_dim = _positive_int(output_dim, "output_dim", "Embedding")
+        self.embeddings_initializer = _init.get(embeddings_initializer)
+        self.input_spec = InputSpec(dtype_kind="iu")
+
+    def _convert_input(self, x):
+        if not isinstance(x, Tensor):
+            host = np.asarray(x)
+            if host.dtype.kind == "f":
+                if host.size and not np.all(np.mod(host, 1) == 0):
+                    raise TypeError(f"Embedding layer '{self.name}': ids must be integers, got "
+                                    "non-integer floats")
+                host = host.astype(np.int64)
+            x = convert_to_tensor(host)
+        elif x._value.dtype.kind == "f":
+            x = _core.cast(x, np.int64)
+        return x
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                                          self.embeddings_initializer)
+
+    def call(self, inputs):
+        from . import nn
+        return nn.embedding_lookup(self.embeddings, inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "input_dim": self.input_dim,
+                "output_dim": self.output_dim}
+

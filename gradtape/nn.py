@@ -1,0 +1,29 @@
+"""``gt.nn``: neural-network ops with TensorFlow's ``tf.nn`` names and arguments.
+
+    import gradtape as gt
+    h = gt.nn.relu(gt.nn.bias_add(x @ w, b))
+    loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(labels, h))
+
+Every op has a gradient rule that is itself differentiable (nested tapes give second
+derivatives). Images are NHWC and filters HWIO, as in TensorFlow.
+"""
+from __future__ import annotations
+
+from .ops.math import sigmoid, tanh, softplus, log_sigmoid
+from .ops.nn import (relu, relu6, leaky_relu, elu, selu, gelu, silu, swish, softsign, softmax,
+                     log_softmax, sigmoid_cross_entropy_with_logits,
+                     softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits,
+                     l2_loss, bias_add)
+from .ops.nn import (conv2d, conv2d_transpose, max_pool2d, avg_pool2d, max_pool, avg_pool,
+                     moments, batch_normalization, l2_normalize, dropout, embedding_lookup,
+                     compute_average_loss)
+
+__all__ = [
+    "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
+    "sigmoid", "tanh", "softplus", "log_sigmoid", "softmax", "log_softmax",
+    "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+    "sparse_softmax_cross_entropy_with_logits", "l2_loss", "bias_add", "moments",
+    "batch_normalization", "l2_normalize", "dropout", "conv2d", "conv2d_transpose",
+    "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "embedding_lookup",
+    "compute_average_loss",
+]

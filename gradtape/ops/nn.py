@@ -1,0 +1,1261 @@
+"""Neural-network primitives: activations, softmax and cross-entropies, bias_add, l2_loss,
+convolution and pooling, each forward next to its reverse rule.
+
+Rules are written with Python operators and ``ops.<primitive>`` so a recording outer tape
+gets second derivatives. Hot rules also take a fast path on raw arrays (``ops.raw``): the
+same arithmetic with in-place updates, fewer temporaries.
+
+Layout conventions follow TensorFlow: images are NHWC, filters HWIO.
+"""
+from __future__ import annotations
+
+import math as _pymath
+
+import numpy as np
+
+from ..registry import InvalidArgumentError, apply, apply1, defop
+from ..tensor import Tensor
+from ._util import as_tensor, dtype_name, normalize_axis, operand
+from .math import _erf_fwd, _sigmoid_fwd, _quiet
+
+__all__ = [
+    "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
+    "softmax", "log_softmax", "sigmoid_cross_entropy_with_logits",
+    "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits", "l2_loss",
+    "bias_add", "conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "max_pool",
+    "avg_pool", "moments", "batch_normalization", "l2_normalize", "compute_average_loss",
+    "dropout", "embedding_lookup",
+]
+
+
+def _float_input(x, opname: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = as_tensor(x, opname)
+    if x._value.dtype.kind != "f":
+        raise TypeError(f"{opname}: expected a floating-point tensor, got {dtype_name(x)}")
+    return x
+
+
+def _same_float(opname, ref: Tensor, other, what):
+    """``other`` as a tensor of ``ref``'s float dtype and device (labels, biases)."""
+    if isinstance(other, Tensor):
+        if other._value.dtype != ref._value.dtype:
+            raise TypeError(f"{opname}: {what} has dtype {dtype_name(other)}, the logits/value "
+                            f"have {dtype_name(ref)}; use gt.cast")
+        if other._device is not ref._device:
+            raise ValueError(f"{opname}: {what} is on {other._device}, the other input on "
+                             f"{ref._device}")
+        return other
+    out = operand(opname, other, ref)
+    if not isinstance(out, Tensor):
+        out = Tensor(ref._device.asarray(np.asarray(out), dtype=ref._value.dtype), ref._device)
+    return out
+
+
+def _neg_axis(axis, ndim, opname):
+    if axis is None:
+        axis = -1
+    ax = normalize_axis(axis, ndim, opname)
+    if len(ax) != 1:
+        raise ValueError(f"{opname}: axis must be a single int, got {axis!r}")
+    return ax[0] - ndim if ndim else -1
+
+
+# --- relu family ----------------------------------------------------------------------------
+
+def _relu_fwd(xp, x):
+    return xp.maximum(x, 0)
+
+
+def _relu_vjp(ops, needs, g, ans, x):
+    # TF's ReluGrad: the gradient is 0 at the kink (and relu'' = 0 everywhere).
+    return (ops.relu_grad(g, ans),)
+
+
+def _relu_grad_fwd(xp, g, y):
+    return g * (y > 0)
+
+
+def _relu_grad_vjp(ops, needs, v, ans, g, y):
+    return (ops.relu_grad(v, y) if needs[0] else None, None)
+
+
+_relu = defop("relu", _relu_fwd, _relu_vjp, save_inputs=False, save_output=True)
+_relu_grad = defop("relu_grad", _relu_grad_fwd, _relu_grad_vjp, save_output=False)
+
+
+def relu(features, name=None) -> Tensor:
+    """``max(features, 0)``; the gradient is 0 at 0 (as TensorFlow)."""
+    return apply1(_relu, _float_input(features, "relu"))
+
+
+def _relu6_fwd(xp, x):
+    return xp.minimum(xp.maximum(x, 0), 6)
+
+
+def _relu6_vjp(ops, needs, g, ans, x):
+    return (ops.where((ans > 0) & (ans < 6), g, 0),)
+
+
+_relu6 = defop("relu6", _relu6_fwd, _relu6_vjp, save_inputs=False, save_output=True)
+
+
+def relu6(features, name=None) -> Tensor:
+    """``min(max(features, 0), 6)``; the gradient is 0 at both kinks."""
+    return apply1(_relu6, _float_input(features, "relu6"))
+
+
+def _leaky_fwd(xp, x, alpha):
+    if 0 <= alpha <= 1:
+        return xp.maximum(x, x * alpha)
+    return xp.where(x > 0, x, x * alpha)
+
+
+def _leaky_vjp(ops, needs, g, ans, x, alpha):
+    # Gradient alpha at 0 (TF's LeakyReluGrad tests features > 0).
+    return (ops.where(x > 0, g, g * alpha),)
+
+
+_leaky = defop("leaky_relu", _leaky_fwd, _leaky_vjp, save_inputs=True, save_output=False)
+
+
+def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
+    """``features`` where positive, ``alpha * features`` elsewhere."""
+    x = _float_input(features, "leaky_relu")
+    return apply1(_leaky, x, {"alpha": float(alpha)})
+
+
+def _elu_fwd(xp, x):
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)))
+
+
+def _elu_vjp(ops, needs, g, ans, x):
+    return (ops.where(ans > 0, g, g * (ans + 1)),)
+
+
+_elu = defop("elu", _elu_fwd, _elu_vjp, save_inputs=False, save_output=True)
+
+
+def elu(features, name=None) -> Tensor:
+    """``features`` where positive, ``exp(features) - 1`` elsewhere."""
+    return apply1(_elu, _float_input(features, "elu"))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _selu_fwd(xp, x):
+    return _SELU_SCALE * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, 0)))
+
+
+def _selu_vjp(ops, needs, g, ans, x):
+    # TF's SeluGrad tests outputs < 0: the gradient at 0 is scale.
+    return (ops.where(ans < 0, g * (ans + _SELU_SCALE * _SELU_ALPHA), g * _SELU_SCALE),)
+
+
+_selu = defop("selu", _selu_fwd, _selu_vjp, save_inputs=False, save_output=True)
+
+
+def selu(features, name=None) -> Tensor:
+    """Scaled exponential linear unit (Klambauer et al., 2017)."""
+    return apply1(_selu, _float_input(features, "selu"))
+
+
+# --- smooth activations -----------------------------------------------------------------------
+
+_INV_SQRT2 = 1.0 / _pymath.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / _pymath.sqrt(2.0 * _pymath.pi)
+_GELU_K = _pymath.sqrt(2.0 / _pymath.pi)
+_GELU_A = 0.044715
+
+
+def _gelu_fwd(xp, x, approximate):
+    if approximate:
+        t = xp.tanh(_GELU_K * (x + _GELU_A * (x * x * x)))
+        t += 1
+        t *= x
+        t *= 0.5
+        return t
+    e = _erf_fwd(xp, x * _INV_SQRT2)
+    e += 1
+    e *= x
+    e *= 0.5
+    return e
+
+
+def _gelu_vjp(ops, needs, g, ans, x, approximate):
+    if approximate:
+        x2 = x * x
+        t = ops.tanh(_GELU_K * (x + _GELU_A * (x2 * x)))
+        d = 0.5 * (1 + t) + (0.5 * _GELU_K) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x2)
+        return (g * d,)
+    cdf = 0.5 * (1 + ops.erf(x * _INV_SQRT2))
+    pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf),)
+
+
+_gelu = defop("gelu", _gelu_fwd, _gelu_vjp, save_inputs=True, save_output=False)
+
+
+def gelu(features, approximate=False, name=None) -> Tensor:
+    """Gaussian error linear unit: ``x * Phi(x)``, or its tanh approximation."""
+    x = _float_input(features, "gelu")
+    return apply1(_gelu, x, {"approximate": bool(approximate)})
+
+
+def _silu_fwd(xp, x, beta):
+    s = _sigmoid_fwd(xp, x * beta if beta != 1.0 else x)
+    s *= x
+    return s
+
+
+def _silu_vjp(ops, needs, g, ans, x, beta):
+    s = ops.sigmoid(x * beta if beta != 1.0 else x)
+    return (g * (s * (1 + (x * beta) * (1 - s))),)
+
+
+_silu = defop("silu", _silu_fwd, _silu_vjp, save_inputs=True, save_output=False)
+
+
+def silu(features, beta=1.0, name=None) -> Tensor:
+    """``features * sigmoid(beta * features)`` (also called swish)."""
+    x = _float_input(features, "silu")
+    return apply1(_silu, x, {"beta": float(beta)})
+
+
+swish = silu
+
+
+def softsign(features, name=None) -> Tensor:
+    """``features / (1 + |features|)``."""
+    from .math import abs as _abs
+    x = _float_input(features, "softsign")
+    return x / (_abs(x) + 1)
+
+
+# --- softmax family ---------------------------------------------------------------------------
+
+def _softmax_fwd(xp, x, axis):
+    e = x - x.max(axis=axis, keepdims=True)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def _reduce_keep(ops, t, axis):
+    """``sum(t, axis, keepdims=True)`` through the ``reduce_sum`` primitive."""
+    return ops.reduce_sum(t, axis=(t.ndim + axis,), keepdims=True, in_shape=tuple(t.shape))
+
+
+def _softmax_vjp(ops, needs, g, ans, x, axis):
+    # dx = y * (g - sum(g * y))
+    if ops.raw:
+        gx = g * ans
+        s = gx.sum(axis=axis, keepdims=True)
+        ops.xp.subtract(g, s, out=gx)
+        gx *= ans
+        return (gx,)
+    gy = g * ans
+    return (gy - ans * _reduce_keep(ops, gy, axis),)
+
+
+_softmax = defop("softmax", _softmax_fwd, _softmax_vjp, save_inputs=False, save_output=True)
+
+
+def softmax(logits, axis=None, name=None) -> Tensor:
+    """``exp(logits) / sum(exp(logits), axis)``, computed without overflow."""
+    x = _float_input(logits, "softmax")
+    if x._value.ndim == 0:
+        raise ValueError("softmax: logits must have rank >= 1, got a scalar")
+    return apply1(_softmax, x, {"axis": _neg_axis(axis, x._value.ndim, "softmax")})
+
+
+def _log_softmax_fwd(xp, x, axis):
+    y = x - x.max(axis=axis, keepdims=True)
+    t = xp.exp(y)
+    s = t.sum(axis=axis, keepdims=True)
+    del t
+    y -= xp.log(s)
+    return y
+
+
+def _log_softmax_vjp(ops, needs, g, ans, x, axis):
+    # dx = g - softmax * sum(g)
+    if ops.raw:
+        s = g.sum(axis=axis, keepdims=True)
+        t = ops.xp.exp(ans)
+        t *= s
+        if t.shape == g.shape:
+            ops.xp.subtract(g, t, out=t)
+            return (t,)
+        return (g - t,)
+    return (g - ops.exp(ans) * _reduce_keep(ops, g, axis),)
+
+
+_log_softmax = defop("log_softmax", _log_softmax_fwd, _log_softmax_vjp, save_inputs=False,
+                     save_output=True)
+
+
+def log_softmax(logits, axis=None, name=None) -> Tensor:
+    """``logits - log(sum(exp(logits), axis))``, computed without overflow."""
+    x = _float_input(logits, "log_softmax")
+    if x._value.ndim == 0:
+        raise ValueError("log_softmax: logits must have rank >= 1, got a scalar")
+    return apply1(_log_softmax, x, {"axis": _neg_axis(axis, x._value.ndim, "log_softmax")})
+
+
+# --- cross-entropies --------------------------------------------------------------------------
+
+def _sce_fwd(xp, z, x):
+    # max(x, 0) - x * z + log(1 + exp(-|x|)): no overflow for any x.
+    out = xp.abs(x)
+    xp.negative(out, out=out)
+    xp.exp(out, out=out)
+    xp.log1p(out, out=out)
+    out += xp.maximum(x, 0)
+    out -= x * z
+    return out
+
+
+def _sce_vjp(ops, needs, g, ans, z, x):
+    gz = -g * x if needs[0] else None
+    gx = None
+    if needs[1]:
+        if ops.raw:
+            s = ops.sigmoid(x)
+            s -= z
+            gx = s * g if s.shape != g.shape else ops.xp.multiply(s, g, out=s)
+        else:
+            gx = (ops.sigmoid(x) - z) * g
+    return gz, gx
+
+
+_sce = defop("sigmoid_cross_entropy_with_logits", _sce_fwd, _sce_vjp, save_output=False)
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None) -> Tensor:
+    """Elementwise logistic loss ``-z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))``, stable
+    for any logits. ``labels`` and ``logits`` have the same shape."""
+    opname = "sigmoid_cross_entropy_with_logits"
+    if labels is None or logits is None:
+        raise ValueError(f"{opname}: both labels and logits must be given")
+    x = _float_input(logits, opname)
+    z = _same_float(opname, x, labels, "labels")
+    if tuple(z._value.shape) != tuple(x._value.shape):
+        raise ValueError(f"{opname}: logits and labels must have the same shape, got "
+                         f"{tuple(x._value.shape)} and {tuple(z._value.shape)}")
+    return apply(_sce, (z, x))
+
+
+def _expand_reduced(ops, g, axis):
+    """A cotangent of a tensor reduced over ``axis`` (negative), with that axis put back."""
+    pos = g.ndim + axis + 1
+    shape = tuple(g.shape[:pos]) + (1,) + tuple(g.shape[pos:])
+    if ops.raw:
+        return g.reshape(shape)
+    return ops.reshape(g, shape=shape, in_shape=tuple(g.shape))
+
+
+def _softmax_ce_fwd(xp, z, x, axis):
+    sh = x - x.max(axis=axis, keepdims=True)
+    t = xp.exp(sh)
+    lse = xp.log(t.sum(axis=axis, keepdims=True))
+    del t
+    sh -= lse          # log-softmax, finite for finite logits
+    sh *= z
+    out = xp.asarray(sh.sum(axis=axis))
+    return -out
+
+
+def _softmax_ce_vjp(ops, needs, g, ans, z, x, axis):
+    gk = _expand_reduced(ops, g, axis)
+    gz = gx = None
+    if needs[0]:
+        gz = -gk * ops.log_softmax(x, axis=axis)
+    if needs[1]:
+        # d/dx = softmax(x) * sum(z) - z  (= softmax - z for labels that are distributions)
+        if ops.raw:
+            p = ops.softmax(x, axis=axis)
+            p *= z.sum(axis=axis, keepdims=True)
+            p -= z
+            gx = p * gk if p.shape != np.broadcast_shapes(p.shape, gk.shape) else \
+                ops.xp.multiply(p, gk, out=p)
+        else:
+            zsum = _reduce_keep(ops, z, axis)
+            gx = gk * (ops.softmax(x, axis=axis) * zsum - z)
+    return gz, gx
+
+
+_softmax_ce = defop("softmax_cross_entropy_with_logits", _softmax_ce_fwd, _softmax_ce_vjp,
+                    save_output=False)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None) -> Tensor:
+    """``-sum(labels * log_softmax(logits), axis)``: one loss per example, stable for any
+    finite logits. ``labels`` holds a probability distribution along ``axis``.
+
+    The gradient with respect to ``logits`` is ``softmax(logits) * sum(labels) - labels``:
+    TensorFlow's ``softmax - labels`` whenever the labels sum to one.
+    """
+    opname = "softmax_cross_entropy_with_logits"
+    x = _float_input(logits, opname)
+    z = _same_float(opname, x, labels, "labels")
+    if tuple(z._value.shape) != tuple(x._value.shape):
+        raise ValueError(f"{opname}: logits and labels must have the same shape, got "
+                         f"{tuple(x._value.shape)} and {tuple(z._value.shape)}")
+    if x._value.ndim == 0:
+        raise ValueError(f"{opname}: logits must have rank >= 1, got a scalar")
+    return apply(_softmax_ce, (z, x), {"axis": _neg_axis(axis, x._value.ndim, opname)})
+
+
+def _sparse_ce_fwd(xp, labels, x):
+    n_classes = x.shape[-1]
+    lab = labels.astype(xp.intp, copy=False)
+    check_on_device = xp is not np
+    if check_on_device:
+        # A host check would synchronise the device: out-of-range rows become NaN (as TF
+        # on a GPU) and gt.debugging.enable_check_numerics names the op.
+        valid = (lab >= 0) & (lab < n_classes)
+        lab = xp.where(valid, lab, 0)
+    sh = x - x.max(axis=-1, keepdims=True)
+    picked = xp.take_along_axis(sh, lab[..., None], axis=-1)[..., 0]
+    xp.exp(sh, out=sh)
+    out = xp.asarray(xp.log(sh.sum(axis=-1)))
+    out = out - picked
+    if check_on_device:
+        out = xp.where(valid, out, xp.asarray(float("nan"), dtype=out.dtype))
+    return out
+
+
+def _one_hot_raw(xp, labels, n_classes, dtype):
+    return (xp.arange(n_classes) == labels[..., None]).astype(dtype)
+
+
+def _sparse_ce_vjp(ops, needs, g, ans, labels, x):
+    if not needs[1]:
+        return None, None
+    n_classes = x.shape[-1]
+    gk = _expand_reduced(ops, g, -1)
+    if ops.raw:
+        xp = ops.xp
+        p = ops.softmax(x, axis=-1)
+        flat = p.reshape(-1, n_classes)
+        lab = labels.reshape(-1).astype(xp.intp, copy=False)
+        if xp is not np:
+            lab = xp.clip(lab, 0, n_classes - 1)
+        flat[xp.arange(flat.shape[0]), lab] -= 1
+        if p.shape == np.broadcast_shapes(p.shape, gk.shape):
+            p *= gk
+            return None, p
+        return None, p * gk
+    onehot = ops.one_hot(labels, depth=n_classes, on=1, off=0, axis=-1, dtype=x.dtype)
+    return None, gk * (ops.softmax(x, axis=-1) - onehot)
+
+
+_sparse_ce = defop("sparse_softmax_cross_entropy_with_logits", _sparse_ce_fwd, _sparse_ce_vjp,
+                   save_output=False)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None) -> Tensor:
+    """``-log_softmax(logits)[..., labels]``: one loss per example, stable for any finite
+    logits. ``labels`` are integer class indices in ``[0, num_classes)`` with the shape of
+    ``logits`` minus its last axis."""
+    opname = "sparse_softmax_cross_entropy_with_logits"
+    x = _float_input(logits, opname)
+    if isinstance(labels, Tensor):
+        lab = labels
+    else:
+        arr = np.asarray(labels)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{opname}: labels must be integers, got {arr.dtype}")
+        lab = Tensor(x._device.asarray(arr), x._device)
+    if lab._value.dtype.kind not in "iu":
+        raise TypeError(f"{opname}: labels must be an integer tensor (int32 or int64), got "
+                        f"{dtype_name(lab)}")
+    if lab._device is not x._device:
+        raise ValueError(f"{opname}: labels are on {lab._device}, logits on {x._device}")
+    if x._value.ndim == 0:
+        raise ValueError(f"{opname}: logits must have rank >= 1, got a scalar")
+    if tuple(lab._value.shape) != tuple(x._value.shape[:-1]):
+        raise ValueError(f"{opname}: labels of shape {tuple(lab._value.shape)} do not match "
+                         f"logits of shape {tuple(x._value.shape)} (expected labels of shape "
+                         f"{tuple(x._value.shape[:-1])})")
+    n_classes = x._value.shape[-1]
+    if x._device.host_visible and lab._value.size:
+        lv = lab._value
+        lo, hi = int(lv.min()), int(lv.max())
+        if lo < 0 or hi >= n_classes:
+            bad = lo if lo < 0 else hi
+            raise InvalidArgumentError(
+                f"{opname}: received a label value of {bad} which is outside the valid range "
+                f"of [0, {n_classes}) for {n_classes} classes (logits shape "
+                f"{tuple(x._value.shape)})")
+    return apply(_sparse_ce, (lab, x))
+
+
+# --- l2_loss, bias_add ------------------------------------------------------------------------
+
+def _l2_fwd(xp, x):
+    flat = x.reshape(-1)
+    return xp.asarray(xp.dot(flat, flat) * 0.5, dtype=x.dtype)
+
+
+def _l2_vjp(ops, needs, g, ans, x):
+    if g.ndim:
+        shape = tuple(g.shape) + (1,) * x.ndim
+        g = g.reshape(shape) if ops.raw else ops.reshape(g, shape=shape, in_shape=tuple(g.shape))
+    return (g * x,)
+
+
+_l2 = defop("l2_loss", _l2_fwd, _l2_vjp, save_output=False)
+
+
+def l2_loss(t, name=None) -> Tensor:
+    """``sum(t ** 2) / 2``."""
+    return apply1(_l2, _float_input(t, "l2_loss"))
+
+
+def _bias_shape(bias_len, axis):
+    return (bias_len,) + (1,) * (-axis - 1)
+
+
+def _bias_add_fwd(xp, v, b, axis, rank):
+    if axis == -1:
+        return v + b
+    return v + b.reshape(_bias_shape(b.shape[0], axis))
+
+
+def _bias_add_vjp(ops, needs, g, ans, v, b, axis, rank):
+    gb = None
+    if needs[1]:
+        nd = g.ndim
+        lead = nd - rank
+        cax = nd + axis
+        if ops.raw:
+            if axis == -1 and lead == 0 and g.flags.c_contiguous:
+                gb = g.reshape(-1, g.shape[-1]).sum(axis=0)
+            else:
+                gb = g.sum(axis=tuple(i for i in range(lead, nd) if i != cax))
+        else:
+            gb = ops.reduce_sum(g, axis=tuple(i for i in range(lead, nd) if i != cax),
+                                keepdims=False, in_shape=tuple(g.shape))
+    return (g if needs[0] else None), gb
+
+
+_bias_add = defop("bias_add", _bias_add_fwd, _bias_add_vjp, save_inputs=False, save_output=False)
+
+
+def bias_add(value, bias, data_format=None, name=None) -> Tensor:
+    """``value + bias`` with the 1-D ``bias`` added along the channel axis: the last one
+    (``data_format`` None or ``N...C``), or axis 1 (``NC...``)."""
+    opname = "bias_add"
+    v = _float_input(value, opname)
+    b = _same_float(opname, v, bias, "bias")
+    if b._value.ndim != 1:
+        raise ValueError(f"{opname}: bias must be 1-D, got shape {tuple(b._value.shape)}")
+    nd = v._value.ndim
+    if nd < 2:
+        raise ValueError(f"{opname}: value must have rank >= 2, got shape "
+                         f"{tuple(v._value.shape)}")
+    if data_format is None or (isinstance(data_format, str) and data_format.upper().startswith("N")
+                               and data_format.upper().endswith("C")):
+        axis = -1
+    elif isinstance(data_format, str) and data_format.upper().startswith("NC"):
+        axis = 1 - nd
+    else:
+        raise ValueError(f"{opname}: data_format must be None, 'NHWC'-like or 'NCHW'-like, got "
+                         f"{data_format!r}")
+    channels = v._value.shape[axis]
+    if b._value.shape[0] != channels:
+        raise ValueError(f"{opname}: bias of length {b._value.shape[0]} does not match the "
+                         f"{channels} channels (axis {nd + axis}) of value with shape "
+                         f"{tuple(v._value.shape)}")
+    return apply(_bias_add, (v, b), {"axis": axis, "rank": nd})
+
+
+# --- convolution ------------------------------------------------------------------------------
+# Geometry: for kernel tap i (of k, dilation d) and stride s with top padding p, output row o
+# reads input row o * s + i * d - p. ``_tap_ranges`` gives, per tap, the output rows whose
+# input row is inside the image and the first input row they read; taps never copy padding.
+
+def _tap_ranges(size, out_size, k, s, d, p):
+    ranges = []
+    for i in range(k):
+        off = i * d - p
+        lo = max(0, (-off + s - 1) // s)
+        hi = min(out_size, (size - 1 - off) // s + 1) if size - 1 - off >= 0 else 0
+        ranges.append((lo, hi, lo * s + off) if hi > lo else None)
+    return ranges
+
+
+def _out_size(size, k, s, d, pads):
+    return (size + pads[0] + pads[1] - ((k - 1) * d + 1)) // s + 1
+
+
+class _Geometry:
+    """Output size and per-tap row/column ranges of a 2-D window op (conv or pool)."""
+
+    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full")
+
+    def __init__(self, h, w, kh, kw, strides, dilations, pads):
+        sh, sw = strides
+        dh, dw = dilations
+        self.s = strides
+        self.oh = _out_size(h, kh, sh, dh, pads[0])
+        self.ow = _out_size(w, kw, sw, dw, pads[1])
+        self.rows = _tap_ranges(h, self.oh, kh, sh, dh, pads[0][0])
+        self.cols = _tap_ranges(w, self.ow, kw, sw, dw, pads[1][0])
+        self.identity = (kh == kw == 1 and sh == sw == 1 and pads == ((0, 0), (0, 0)))
+        # every tap covers every output position: patches need no zero fill
+        self.full = all(r is not None and r[0] == 0 and r[1] == self.oh for r in self.rows) and \
+            all(c is not None and c[0] == 0 and c[1] == self.ow for c in self.cols)
+
+    def taps(self, r0=0, r1=None):
+        """(i, j, out rows, out cols, in rows, in cols) for output rows ``[r0, r1)``."""
+        r1 = self.oh if r1 is None else r1
+        sh, sw = self.s
+        for i, r in enumerate(self.rows):
+            if r is None:
+                continue
+            lo, hi, start = r
+            lo2, hi2 = max(lo, r0), min(hi, r1)
+            if hi2 <= lo2:
+                continue
+            s_in = start + (lo2 - lo) * sh
+            rin = slice(s_in, s_in + (hi2 - lo2 - 1) * sh + 1, sh)
+            rout = slice(lo2 - r0, hi2 - r0)
+            for j, c in enumerate(self.cols):
+                if c is None:
+                    continue
+                clo, chi, cstart = c
+                cin = slice(cstart, cstart + (chi - clo - 1) * sw + 1, sw)
+                yield i, j, rout, slice(clo, chi), rin, cin
+
+
+def _blocks(n, oh, bytes_per_row, budget):
+    """Split ``n`` images of ``oh`` output rows into blocks of at most ``budget`` bytes of
+    patches: (n0, n1, r0, r1); whole images when one fits, else row bands of one image."""
+    per_image = max(1, bytes_per_row * oh)
+    if per_image <= budget:
+        step = max(1, budget // per_image)
+        for n0 in range(0, n, step):
+            yield n0, min(n, n0 + step), 0, oh
+        return
+    rows = max(1, budget // max(1, bytes_per_row))
+    for n0 in range(n):
+        for r0 in range(0, oh, rows):
+            yield n0, n0 + 1, r0, min(oh, r0 + rows)
+
+
+def _budget(*arrays_or_sizes):
+    """Patch memory allowed: half the bytes of the op's inputs and output (at least 1 MiB)."""
+    total = 0
+    for a in arrays_or_sizes:
+        total += a if isinstance(a, int) else a.nbytes
+    return max(total // 2, 1 << 20)
+
+
+def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1):
+    """Patches ``[n1 - n0, r1 - r0, OW, KH, KW, C]`` of NHWC ``x`` (zeros in the padding)."""
+    c = x.shape[3]
+    shape = (n1 - n0, r1 - r0, geo.ow, kh, kw, c)
+    if geo.full:
+        p = xp.empty(shape, dtype=x.dtype)
+    else:
+        p = xp.zeros(shape, dtype=x.dtype)
+    for i, j, rout, cout, rin, cin in geo.taps(r0, r1):
+        p[:, rout, cout, i, j, :] = x[n0:n1, rin, cin, :]
+    return p
+
+
+def _col2im_add(dx, dp, geo, n0, n1, r0, r1):
+    """Add patch gradients ``dp`` (as from :func:`_im2col`) into NHWC ``dx``."""
+    for i, j, rout, cout, rin, cin in geo.taps(r0, r1):
+        dx[n0:n1, rin, cin, :] += dp[:, rout, cout, i, j, :]
+
+
+def _conv_fwd(xp, x, w, strides, dilations, pads):
+    n, h, wd, c = x.shape
+    kh, kw, _, o = w.shape
+    geo = _Geometry(h, wd, kh, kw, strides, dilations, pads)
+    k = kh * kw * c
+    wmat = w.reshape(k, o)
+    if geo.identity:
+        return xp.matmul(x.reshape(-1, c), wmat).reshape(n, h, wd, o)
+    out = xp.empty((n, geo.oh, geo.ow, o), dtype=x.dtype)
+    if out.size == 0:
+        return out
+    budget = _budget(x, out.nbytes)
+    for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * x.itemsize, budget):
+        p = _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1)
+        dst = out[n0:n1, r0:r1]
+        res = xp.matmul(p.reshape(-1, k), wmat)
+        dst[...] = res.reshape(dst.shape)
+    return out
+
+
+def _conv_bp_input_fwd(xp, g, w, input_shape, strides, dilations, pads):
+    n, h, wd, c = input_shape
+    kh, kw, _, o = w.shape
+    geo = _Geometry(h, wd, kh, kw, strides, dilations, pads)
+    k = kh * kw * c
+    wmat_t = w.reshape(k, o).T
+    if geo.identity:
+        return xp.matmul(g.reshape(-1, o), wmat_t).reshape(input_shape)
+    dx = xp.zeros(input_shape, dtype=g.dtype)
+    if g.size == 0:
+        return dx
+    budget = _budget(g, dx.nbytes)
+    for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * g.itemsize, budget):
+        gb = g[n0:n1, r0:r1]
+        dp = xp.matmul(gb.reshape(-1, o), wmat_t).reshape(n1 - n0, r1 - r0, geo.ow, kh, kw, c)
+        _col2im_add(dx, dp, geo, n0, n1, r0, r1)
+    return dx
+
+
+def _conv_bp_filter_fwd(xp, x, g, filter_shape, strides, dilations, pads):
+    n, h, wd, c = x.shape
+    kh, kw, _, o = filter_shape
+    geo = _Geometry(h, wd, kh, kw, strides, dilations, pads)
+    k = kh * kw * c
+    if geo.identity:
+        return xp.matmul(x.reshape(-1, c).T, g.reshape(-1, o)).reshape(filter_shape)
+    dw = xp.zeros((k, o), dtype=x.dtype)
+    if g.size == 0:
+        return dw.reshape(filter_shape)
+    budget = _budget(x, g)
+    for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * x.itemsize, budget):
+        p = _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1)
+        dw += xp.matmul(p.reshape(-1, k).T, g[n0:n1, r0:r1].reshape(-1, o))
+    return dw.reshape(filter_shape)
+
+
+def _conv_vjp(ops, needs, g, ans, x, w, strides, dilations, pads):
+    geom = {"strides": strides, "dilations": dilations, "pads": pads}
+    gx = ops.conv2d_backprop_input(g, w, input_shape=tuple(x.shape), **geom) if needs[0] else None
+    gw = ops.conv2d_backprop_filter(x, g, filter_shape=tuple(w.shape), **geom) \
+        if needs[1] else None
+    return gx, gw
+
+
+def _conv_bp_input_vjp(ops, needs, v, ans, g, w, input_shape, strides, dilations, pads):
+    geom = {"strides": strides, "dilations": dilations, "pads": pads}
+    gg = ops.conv2d(v, w, **geom) if needs[0] else None
+    gw = ops.conv2d_backprop_filter(v, g, filter_shape=tuple(w.shape), **geom) \
+        if needs[1] else None
+    return gg, gw
+
+
+def _conv_bp_filter_vjp(ops, needs, v, ans, x, g, filter_shape, strides, dilations, pads):
+    geom = {"strides": strides, "dilations": dilations, "pads": pads}
+    gx = ops.conv2d_backprop_input(g, v, input_shape=tuple(x.shape), **geom) \
+        if needs[0] else None
+    gg = ops.conv2d(x, v, **geom) if needs[1] else None
+    return gx, gg
+
+
+_conv = defop("conv2d", _conv_fwd, _conv_vjp, save_output=False, batch_rule=False)
+_conv_bp_input = defop("conv2d_backprop_input", _conv_bp_input_fwd, _conv_bp_input_vjp,
+                       save_output=False, batch_rule=False)
+_conv_bp_filter = defop("conv2d_backprop_filter", _conv_bp_filter_fwd, _conv_bp_filter_vjp,
+                        save_output=False, batch_rule=False)
+
+
+def _spatial_arg(value, opname, what, default=1):
+    """``strides``/``dilations``/``ksize`` given as an int or a list of 1, 2 or 4 -> (h, w)."""
+    if value is None:
+        return (default, default)
+    if isinstance(value, Tensor):
+        value = value.numpy().tolist()
+    if isinstance(value, (int, np.integer)):
+        vals = (int(value), int(value))
+    else:
+        v = [int(a) for a in value]
+        if len(v) == 1:
+            vals = (v[0], v[0])
+        elif len(v) == 2:
+            vals = (v[0], v[1])
+        elif len(v) == 4:
+            if v[0] != 1 or v[3] != 1:
+                raise ValueError(f"{opname}: {what} {v} must be 1 in the batch and channel "
+                                 "dimensions")
+            vals = (v[1], v[2])
+        else:
+            raise ValueError(f"{opname}: {what} must be an int or a list of 1, 2 or 4 ints, "
+                             f"got {value!r}")
+    if vals[0] < 1 or vals[1] < 1:
+        raise ValueError(f"{opname}: {what} must be >= 1, got {vals}")
+    return vals
+
+
+def _pads(padding, size_hw, k_hw, strides, dilations, opname, channels_first=False):
+    """Explicit ((top, bottom), (left, right)) padding for SAME, VALID or explicit pads
+    (four pairs in the data format's axis order, or two spatial pairs)."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return ((0, 0), (0, 0))
+        if mode == "SAME":
+            out = []
+            for size, k, s, d in zip(size_hw, k_hw, strides, dilations):
+                eff = (k - 1) * d + 1
+                o = -(-size // s)
+                total = max((o - 1) * s + eff - size, 0)
+                out.append((total // 2, total - total // 2))
+            return tuple(out)
+        raise ValueError(f"{opname}: padding must be 'SAME', 'VALID' or explicit pads, got "
+                         f"{padding!r}")
+    try:
+        p = [[int(a), int(b)] for a, b in padding]
+    except (TypeError, ValueError):
+        raise ValueError(f"{opname}: padding must be 'SAME', 'VALID' or a list of "
+                         f"[before, after] pairs, got {padding!r}") from None
+    if len(p) == 4:
+        batch_channel = (p[0], p[1]) if channels_first else (p[0], p[3])
+        if any(pair != [0, 0] for pair in batch_channel):
+            raise ValueError(f"{opname}: explicit padding {p} must be 0 in the batch and "
+                             "channel dimensions")
+        p = p[2:4] if channels_first else p[1:3]
+    if len(p) != 2 or any(a < 0 or b < 0 for a, b in p):
+        raise ValueError(f"{opname}: explicit padding must be 4 (or 2) non-negative "
+                         f"[before, after] pairs, got {padding!r}")
+    return ((p[0][0], p[0][1]), (p[1][0], p[1][1]))
+
+
+def _data_format(data_format, opname, rank=4):
+    channels_last = {3: ("NWC",), 4: ("NHWC",)}[rank]
+    channels_first = {3: ("NCW",), 4: ("NCHW",)}[rank]
+    if data_format is None:
+        return False
+    fmt = str(data_format).upper()
+    if fmt in channels_last:
+        return False
+    if fmt in channels_first:
+        return True
+    raise ValueError(f"{opname}: data_format must be {channels_last[0]!r} or "
+                     f"{channels_first[0]!r}, got {data_format!r}")
+
+
+def _to_nhwc(x, channels_first):
+    from .shape import transpose
+    return transpose(x, (0, 2, 3, 1)) if channels_first else x
+
+
+def _from_nhwc(y, channels_first):
+    from .shape import transpose
+    return transpose(y, (0, 3, 1, 2)) if channels_first else y
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
+           name=None) -> Tensor:
+    """2-D convolution (cross-correlation, as TF): ``input`` ``[N, H, W, C]``, ``filters``
+    ``[KH, KW, C, O]`` -> ``[N, OH, OW, O]``. ``padding`` is ``"SAME"``, ``"VALID"`` or
+    explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``."""
+    opname = "conv2d"
+    x = _float_input(input, opname)
+    w = _same_float(opname, x, filters, "filters")
+    cf = _data_format(data_format, opname)
+    if x._value.ndim != 4:
+        raise ValueError(f"{opname}: input must have rank 4 ({'NCHW' if cf else 'NHWC'}), got "
+                         f"shape {tuple(x._value.shape)}")
+    if w._value.ndim != 4:
+        raise ValueError(f"{opname}: filters must have rank 4 [height, width, in_channels, "
+                         f"out_channels], got shape {tuple(w._value.shape)}")
+    x = _to_nhwc(x, cf)
+    n, h, wd, c = x._value.shape
+    kh, kw, fc, o = w._value.shape
+    if fc != c:
+        raise ValueError(f"{opname}: input has {c} channels but filters of shape "
+                         f"{tuple(w._value.shape)} expect {fc}")
+    s = _spatial_arg(strides, opname, "strides")
+    d = _spatial_arg(dilations, opname, "dilations")
+    pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
+    oh = _out_size(h, kh, s[0], d[0], pads[0])
+    ow = _out_size(wd, kw, s[1], d[1], pads[1])
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{opname}: the {kh}x{kw} filter (dilations {d}) does not fit the "
+                         f"{h}x{wd} input with padding {padding!r}")
+    y = apply(_conv, (x, w), {"strides": s, "dilations": d, "pads": pads})
+    return _from_nhwc(y, cf)
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
+                     dilations=None, name=None) -> Tensor:
+    """The gradient of :func:`conv2d` with respect to its input ("deconvolution"):
+    ``input`` ``[N, H, W, O]``, ``filters`` ``[KH, KW, C, O]`` -> ``output_shape``
+    ``[N, OH, OW, C]``."""
+    opname = "conv2d_transpose"
+    g = _float_input(input, opname)
+    w = _same_float(opname, g, filters, "filters")
+    cf = _data_format(data_format, opname)
+    if isinstance(output_shape, Tensor):
+        output_shape = output_shape.numpy().tolist()
+    out_shape = tuple(int(v) for v in output_shape)
+    if len(out_shape) != 4 or g._value.ndim != 4 or w._value.ndim != 4:
+        raise ValueError(f"{opname}: input, filters and output_shape must all have rank 4, got "
+                         f"{tuple(g._value.shape)}, {tuple(w._value.shape)} and {out_shape}")
+    g = _to_nhwc(g, cf)
+    if cf:
+        out_shape = (out_shape[0], out_shape[2], out_shape[3], out_shape[1])
+    n, h, wd, c = out_shape
+    kh, kw, fc, o = w._value.shape
+    if fc != c or g._value.shape[3] != o or g._value.shape[0] != n:
+        raise ValueError(f"{opname}: filters of shape {tuple(w._value.shape)} do not connect "
+                         f"input {tuple(g._value.shape)} to output_shape {out_shape}")
+    s = _spatial_arg(strides, opname, "strides")
+    d = _spatial_arg(dilations, opname, "dilations")
+    pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
+    expect = (_out_size(h, kh, s[0], d[0], pads[0]), _out_size(wd, kw, s[1], d[1], pads[1]))
+    if expect != tuple(g._value.shape[1:3]):
+        raise ValueError(f"{opname}: output_shape {out_shape} with strides {s} and padding "
+                         f"{padding!r} gives an input of spatial size {expect}, but the input "
+                         f"has {tuple(g._value.shape[1:3])}")
+    y = apply(_conv_bp_input, (g, w), {"input_shape": (n, h, wd, c), "strides": s,
+                                       "dilations": d, "pads": pads})
+    return _from_nhwc(y, cf)
+
+
+# --- pooling -----------------------------------------------------------------------------------
+
+def _pool_geo(shape, ksize, strides, pads):
+    return _Geometry(shape[1], shape[2], ksize[0], ksize[1], strides, (1, 1), pads)
+
+
+def _max_pool_fwd(xp, x, ksize, strides, pads):
+    n, h, w, c = x.shape
+    geo = _pool_geo(x.shape, ksize, strides, pads)
+    out = xp.full((n, geo.oh, geo.ow, c), -xp.inf, dtype=x.dtype)
+    for i, j, rout, cout, rin, cin in geo.taps():
+        dst = out[:, rout, cout, :]
+        xp.maximum(dst, x[:, rin, cin, :], out=dst)
+    return out
+
+
+def _max_pool_taps(xp, x, y, geo):
+    """Per tap: (input slices, output slices, mask of windows whose first maximum is here)."""
+    taken = xp.zeros(y.shape, dtype=bool)
+    for i, j, rout, cout, rin, cin in geo.taps():
+        hit = x[:, rin, cin, :] == y[:, rout, cout, :]
+        hit &= ~taken[:, rout, cout, :]
+        taken[:, rout, cout, :] |= hit
+        yield (slice(None), rin, cin, slice(None)), (slice(None), rout, cout, slice(None)), hit
+
+
+def _max_pool_grad_fwd(xp, g, x, y, ksize, strides, pads):
+    # TF's MaxPoolGrad: each window's gradient goes to its first maximum (row-major order).
+    geo = _pool_geo(x.shape, ksize, strides, pads)
+    dx = xp.zeros(x.shape, dtype=g.dtype)
+    for sin, sout, hit in _max_pool_taps(xp, x, y, geo):
+        dx[sin] += g[sout] * hit
+    return dx
+
+
+def _max_pool_gather_fwd(xp, v, x, y, ksize, strides, pads):
+    geo = _pool_geo(x.shape, ksize, strides, pads)
+    out = xp.zeros(y.shape, dtype=v.dtype)
+    for sin, sout, hit in _max_pool_taps(xp, x, y, geo):
+        out[sout] += v[sin] * hit
+    return out
+
+
+def _max_pool_vjp(ops, needs, g, ans, x, ksize, strides, pads):
+    return (ops.max_pool2d_grad(g, x, ans, ksize=ksize, strides=strides, pads=pads),)
+
+
+def _max_pool_grad_vjp(ops, needs, v, ans, g, x, y, ksize, strides, pads):
+    gg = ops.max_pool2d_gather(v, x, y, ksize=ksize, strides=strides, pads=pads) \
+        if needs[0] else None
+    return gg, None, None
+
+
+def _max_pool_gather_vjp(ops, needs, v, ans, g, x, y, ksize, strides, pads):
+    gg = ops.max_pool2d_grad(v, x, y, ksize=ksize, strides=strides, pads=pads) \
+        if needs[0] else None
+    return gg, None, None
+
+
+_max_pool = defop("max_pool2d", _max_pool_fwd, _max_pool_vjp, save_inputs=True, save_output=True,
+                  batch_rule=False)
+_max_pool_grad = defop("max_pool2d_grad", _max_pool_grad_fwd, _max_pool_grad_vjp,
+                       save_output=False, batch_rule=False)
+_max_pool_gather = defop("max_pool2d_gather", _max_pool_gather_fwd, _max_pool_gather_vjp,
+                         save_output=False, batch_rule=False)
+
+
+def _avg_counts(xp, geo, dtype):
+    """Number of input (non-padding) elements in each window, shaped ``[OH, OW, 1]``."""
+    rows = np.zeros(geo.oh)
+    cols = np.zeros(geo.ow)
+    for r in geo.rows:
+        if r is not None:
+            rows[r[0]:r[1]] += 1
+    for c in geo.cols:
+        if c is not None:
+            cols[c[0]:c[1]] += 1
+    counts = np.outer(rows, cols)[:, :, None]
+    return xp.asarray((1.0 / counts).astype(dtype))
+
+
+def _avg_pool_fwd(xp, x, ksize, strides, pads):
+    n, h, w, c = x.shape
+    geo = _pool_geo(x.shape, ksize, strides, pads)
+    out = xp.zeros((n, geo.oh, geo.ow, c), dtype=x.dtype)
+    for i, j, rout, cout, rin, cin in geo.taps():
+        out[:, rout, cout, :] += x[:, rin, cin, :]
+    out *= _avg_counts(xp, geo, x.dtype)
+    return out
+
+
+def _avg_pool_grad_fwd(xp, g, input_shape, ksize, strides, pads):
+    geo = _pool_geo(input_shape, ksize, strides, pads)
+    gs = g * _avg_counts(xp, geo, g.dtype)
+    dx = xp.zeros(input_shape, dtype=g.dtype)
+    for i, j, rout, cout, rin, cin in geo.taps():
+        dx[:, rin, cin, :] += gs[:, rout, cout, :]
+    return dx
+
+
+def _avg_pool_vjp(ops, needs, g, ans, x, ksize, strides, pads, input_shape):
+    return (ops.avg_pool2d_grad(g, input_shape=input_shape, ksize=ksize, strides=strides,
+                                pads=pads),)
+
+
+def _avg_pool_grad_vjp(ops, needs, v, ans, g, input_shape, ksize, strides, pads):
+    return (ops.avg_pool2d(v, ksize=ksize, strides=strides, pads=pads, input_shape=input_shape),)
+
+
+_avg_pool = defop("avg_pool2d", lambda xp, x, ksize, strides, pads, input_shape:
+                  _avg_pool_fwd(xp, x, ksize, strides, pads), _avg_pool_vjp,
+                  save_inputs=False, save_output=False, batch_rule=False)
+_avg_pool_grad = defop("avg_pool2d_grad", _avg_pool_grad_fwd, _avg_pool_grad_vjp,
+                       save_inputs=False, save_output=False, batch_rule=False)
+
+
+def _pool(op, opname, input, ksize, strides, padding, data_format, rank):
+    x = _float_input(input, opname)
+    nd = x._value.ndim
+    if rank is not None and nd != rank:
+        raise ValueError(f"{opname}: input must have rank {rank}, got shape "
+                         f"{tuple(x._value.shape)}")
+    if nd not in (3, 4):
+        raise ValueError(f"{opname}: input must have rank 3 (NWC) or 4 (NHWC), got shape "
+                         f"{tuple(x._value.shape)}")
+    cf = _data_format(data_format, opname, nd)
+    from .shape import expand_dims, squeeze, transpose
+    if nd == 3:
+        # 1-D pooling: a height-1 image.
+        if cf:
+            x = transpose(x, (0, 2, 1))
+        x = expand_dims(x, 1)
+        k1 = _spatial_arg(ksize, opname, "ksize")
+        s1 = _spatial_arg(strides, opname, "strides")
+        if not isinstance(ksize, (int, np.integer)) and len(list(ksize)) == 3:
+            k1 = (int(list(ksize)[1]),) * 2
+        if not isinstance(strides, (int, np.integer)) and len(list(strides)) == 3:
+            s1 = (int(list(strides)[1]),) * 2
+        k, s = (1, k1[1]), (1, s1[1])
+    else:
+        x = _to_nhwc(x, cf)
+        k = _spatial_arg(ksize, opname, "ksize")
+        s = _spatial_arg(strides, opname, "strides")
+    shape = tuple(x._value.shape)
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    pads = _pads(padding, shape[1:3], k, s, (1, 1), opname)
+    if _out_size(shape[1], k[0], s[0], 1, pads[0]) <= 0 or \
+            _out_size(shape[2], k[1], s[1], 1, pads[1]) <= 0:
+        raise ValueError(f"{opname}: window {k} does not fit the input of spatial size "
+                         f"{shape[1:3]} with {padding} padding")
+    attrs = {"ksize": k, "strides": s, "pads": pads}
+    if op is _avg_pool:
+        attrs["input_shape"] = shape
+    y = apply1(op, x, attrs)
+    if nd == 3:
+        y = squeeze(y, 1)
+        return transpose(y, (0, 2, 1)) if cf else y
+    return _from_nhwc(y, cf)
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None) -> Tensor:
+    """Maximum over ``ksize`` windows of an NHWC batch; the gradient goes to each window's
+    first maximum (as TF)."""
+    return _pool(_max_pool, "max_pool2d", input, ksize, strides, padding, data_format, 4)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None) -> Tensor:
+    """Mean over ``ksize`` windows of an NHWC batch; with SAME padding each window averages
+    only its input elements (as TF)."""
+    return _pool(_avg_pool, "avg_pool2d", input, ksize, strides, padding, data_format, 4)
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None) -> Tensor:
+    """:func:`max_pool2d` for NHWC input, or 1-D max pooling for NWC input."""
+    return _pool(_max_pool, "max_pool", input, ksize, strides, padding, data_format, None)
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None) -> Tensor:
+    """:func:`avg_pool2d` for NHWC input, or 1-D average pooling for NWC input."""
+    return _pool(_avg_pool, "avg_pool", input, ksize, strides, padding, data_format, None)
+
+
+# --- composites ---------------------------------------------------------------------------------
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """``(mean, variance)`` of ``x`` over ``axes`` (population variance, as TF).
+
+    First derivatives equal TF's; unlike TF the variance does not stop the gradient through
+    the mean, so second derivatives are exact too.
+    """
+    from .math import squared_difference
+    from .reduce import reduce_mean
+    from .shape import squeeze
+    opname = "moments"
+    t = _float_input(x, opname)
+    axes_t = normalize_axis(axes, t._value.ndim, opname)
+    mean = reduce_mean(t, axis=axes_t, keepdims=True)
+    variance = reduce_mean(squared_difference(t, mean), axis=axes_t,
+                           keepdims=True)
+    if not keepdims:
+        sq = list(axes_t) if axes_t is not None else list(range(t._value.ndim))
+        if sq:
+            mean = squeeze(mean, sq)
+            variance = squeeze(variance, sq)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None) -> Tensor:
+    """``(x - mean) / sqrt(variance + eps) * scale + offset`` (``scale``/``offset`` may be
+    None)."""
+    from .math import rsqrt
+    opname = "batch_normalization"
+    t = _float_input(x, opname)
+    inv = rsqrt(_same_float(opname, t, variance, "variance") + float(variance_epsilon))
+    if scale is not None:
+        inv = inv * _same_float(opname, t, scale, "scale")
+    shift = -(_same_float(opname, t, mean, "mean") * inv)
+    if offset is not None:
+        shift = shift + _same_float(opname, t, offset, "offset")
+    return t * inv + shift
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None) -> Tensor:
+    """``x / sqrt(max(sum(x ** 2, axis), epsilon))``."""
+    from .math import maximum, rsqrt, square
+    from .reduce import reduce_sum
+    t = _float_input(x, "l2_normalize")
+    ss = reduce_sum(square(t), axis=axis, keepdims=True)
+    return t * rsqrt(maximum(ss, float(epsilon)))
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None,
+                         name=None) -> Tensor:
+    """``sum(per_example_loss * sample_weight) / global_batch_size`` (the batch size of the
+    loss by default)."""
+    from .reduce import reduce_sum
+    opname = "compute_average_loss"
+    loss = _float_input(per_example_loss, opname)
+    if sample_weight is not None:
+        loss = loss * _same_float(opname, loss, sample_weight, "sample_weight")
+    if global_batch_size is None:
+        global_batch_size = loss._value.shape[0] if loss._value.ndim else 1
+    if isinstance(global_batch_size, Tensor):
+        global_batch_size = int(global_batch_size.numpy())
+    if int(global_batch_size) <= 0:
+        raise ValueError(f"{opname}: global_batch_size must be positive, got "
+                         f"{global_batch_size}")
+    return reduce_sum(loss) / float(global_batch_size)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, rng=None, name=None) -> Tensor:
+    """Zero each element with probability ``rate`` and scale the rest by ``1 / (1 - rate)``.
+
+    Random bits come from ``rng`` (a :class:`gradtape.random.Generator`) when given, else from
+    the global generator of ``x``'s device (``seed`` selects a reproducible op sequence, as
+    TF's op-level seed). ``noise_shape`` (broadcastable to ``x``) shares one draw along the
+    axes where it is 1.
+    """
+    from .. import random as _random
+    from .math import multiply
+    opname = "dropout"
+    t = _float_input(x, opname)
+    if isinstance(rate, Tensor):
+        rate = float(rate.numpy())
+    try:
+        rate = float(rate)
+    except (TypeError, ValueError):
+        raise TypeError(f"{opname}: rate must be a float, got {type(rate).__name__}") from None
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"{opname}: rate must be a float in the range [0, 1), got {rate}")
+    shape = tuple(t._value.shape)
+    if noise_shape is None:
+        nshape = shape
+    else:
+        if isinstance(noise_shape, Tensor):
+            noise_shape = noise_shape.numpy().tolist()
+        nshape = tuple(shape[i] if v is None else int(v) for i, v in enumerate(noise_shape))
+        try:
+            if np.broadcast_shapes(nshape, shape) != shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{opname}: noise_shape {tuple(noise_shape)} does not broadcast "
+                             f"to the input shape {shape}") from None
+    if rate == 0.0:
+        return t
+    dev = t._device
+    if rng is not None:
+        if rng.device is not dev:
+            raise ValueError(f"{opname}: the generator is on {rng.device}, the input on {dev}")
+        gen = rng
+    else:
+        gen = _random._generator_for(seed, dev)
+    dt = t._value.dtype
+    # float32 draws for every dtype: one seed gives one mask whatever the input's precision
+    u = gen._random(nshape, np.dtype(np.float32))
+    xp = dev.xp
+    with dev.activate():
+        mask = (u >= rate).astype(dt)
+        mask *= 1.0 / (1.0 - rate)
+    return multiply(t, Tensor(mask, dev))
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
+    """Rows of ``params`` (a tensor, or a list of row shards in order) at integer ``ids``;
+    repeated ids sum their gradients. ``max_norm`` clips each looked-up row's L2 norm."""
+    from .shape import concat, gather
+    opname = "embedding_lookup"
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise ValueError(f"{opname}: params must be a tensor or a non-empty list")
+        p = concat([as_tensor(v, opname) for v in params], axis=0) if len(params) > 1 \
+            else as_tensor(params[0], opname)
+    else:
+        p = as_tensor(params, opname)
+    if p._value.ndim < 1:
+        raise ValueError(f"{opname}: params must have rank >= 1, got a scalar")
+    if isinstance(ids, Tensor):
+        idx = ids
+    else:
+        arr = np.asarray(ids)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{opname}: ids must be integers, got {arr.dtype}")
+        idx = Tensor(p._device.asarray(arr), p._device)
+    if idx._value.dtype.kind not in "iu":
+        raise TypeError(f"{opname}: ids must be an integer tensor, got {dtype_name(idx)}")
+    try:
+        out = gather(p, idx)
+    except IndexError as exc:
+        raise IndexError(f"{opname}: {exc}") from None
+    if max_norm is not None:
+        out = _clip_rows(out, float(max_norm), idx._value.ndim)
+    return out
+
+
+def _clip_rows(rows, max_norm, id_rank):
+    from .math import maximum, sqrt
+    from .reduce import reduce_sum
+    if rows._value.ndim == id_rank:
+        return rows
+    axes = list(range(id_rank, rows._value.ndim))
+    norm = sqrt(reduce_sum(rows * rows, axis=axes, keepdims=True))
+    return rows * (max_norm / maximum(norm, max_norm))

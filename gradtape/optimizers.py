@@ -1,0 +1,834 @@
+"""Optimizers with Keras semantics and defaults (``tf.keras.optimizers``).
+
+    opt = gt.optimizers.Adam(1e-3)
+    with gt.GradientTape() as tape:
+        loss = loss_fn(model(x, training=True), y)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+
+An update runs on the raw device arrays of each variable through its device's array
+namespace (NumPy or CuPy): nothing is recorded on a tape, nothing is copied to the host, and
+no device value is read back inside a step. Optimizer state (slots such as Adam's ``m`` and
+``v``) is created lazily on each variable's device, keyed per variable, so one optimizer can
+serve several sets of variables over its life. A variable's new value is installed as a new
+buffer (:meth:`Variable._assign_array`), so values a tape saved earlier are never changed;
+slot buffers, which only the optimizer reads, are updated in place.
+
+The learning rate may be a Python float, a schedule from :mod:`gt.optimizers.schedules`
+(called with the step count) or a scalar :class:`~gradtape.Variable`.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import sys
+import types
+import warnings
+import weakref
+
+import numpy as np
+
+from .backend import DeviceError
+from .dtypes import as_dtype
+from .tensor import Tensor, Variable, convert_to_tensor
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get",
+           "serialize", "deserialize", "LearningRateSchedule", "ExponentialDecay", "CosineDecay",
+           "PiecewiseConstantDecay"]
+
+
+# --- learning-rate schedules ------------------------------------------------------------------
+
+class LearningRateSchedule:
+    """A learning rate that depends on the optimizer's step count (``iterations``).
+
+    ``schedule(step)`` returns a float32 scalar tensor as Keras does; optimizers read the
+    value for a Python int step through :meth:`value_at`, which stays on the host.
+    """
+
+    def value_at(self, step: int) -> float:
+        """The learning rate at ``step`` (a Python int) as a Python float."""
+        raise NotImplementedError(f"{type(self).__name__} must implement value_at(step)")
+
+    def __call__(self, step):
+        if isinstance(step, Tensor):
+            step = int(step.numpy())
+        from .tensor import constant
+        return constant(self.value_at(int(step)), dtype="float32")
+
+    def get_config(self) -> dict:
+        raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (floored if ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        if decay_steps <= 0:
+            raise ValueError(f"ExponentialDecay: decay_steps must be > 0, got {decay_steps}")
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.decay_steps = decay_steps
+        self.decay_rate = float(decay_rate)
+        self.staircase = bool(staircase)
+        self.name = name
+
+    def value_at(self, step: int) -> float:
+        p = step / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return self.initial_learning_rate * self.decay_rate ** p
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class CosineDecay(LearningRateSchedule):
+    """Cosine decay from ``initial_learning_rate`` to ``alpha * initial`` over ``decay_steps``,
+    after an optional linear warm-up to ``warmup_target`` over ``warmup_steps`` (Keras)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay",
+                 warmup_target=None, warmup_steps=0):
+        if decay_steps <= 0:
+            raise ValueError(f"CosineDecay: decay_steps must be > 0, got {decay_steps}")
+        if warmup_steps < 0:
+            raise ValueError(f"CosineDecay: warmup_steps must be >= 0, got {warmup_steps}")
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.decay_steps = decay_steps
+        self.alpha = float(alpha)
+        self.name = name
+        self.warmup_target = None if warmup_target is None else float(warmup_target)
+        self.warmup_steps = warmup_steps
+
+    def _decay(self, step, decay_from):
+        fraction = step / self.decay_steps
+        cosine = 0.5 * (1.0 + math.cos(math.pi * fraction))
+        return ((1.0 - self.alpha) * cosine + self.alpha) * decay_from
+
+    def value_at(self, step: int) -> float:
+        if self.warmup_target is None:
+            return self._decay(min(step, self.decay_steps), self.initial_learning_rate)
+        step = min(step, self.decay_steps + self.warmup_steps)
+        if step < self.warmup_steps:
+            delta = self.warmup_target - self.initial_learning_rate
+            return delta * (step / self.warmup_steps) + self.initial_learning_rate
+        return self._decay(step - self.warmup_steps, self.warmup_target)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
+                "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    """``values[0]`` for ``step <= boundaries[0]``, ``values[i]`` for
+    ``boundaries[i-1] < step <= boundaries[i]``, ``values[-1]`` after the last boundary."""
+
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
+        boundaries = list(boundaries)
+        values = [float(v) for v in values]
+        if len(values) != len(boundaries) + 1:
+            raise ValueError(f"PiecewiseConstantDecay: values must have one more element than "
+                             f"boundaries, got {len(values)} values for {len(boundaries)} "
+                             f"boundaries")
+        if any(b >= c for b, c in zip(boundaries, boundaries[1:])):
+            raise ValueError(f"PiecewiseConstantDecay: boundaries must increase strictly, got "
+                             f"{boundaries}")
+        self.boundaries = boundaries
+        self.values = values
+        self.name = name
+
+    def value_at(self, step: int) -> float:
+        for b, v in zip(self.boundaries, self.values):
+            if step <= b:
+                return v
+        return self.values[-1]
+
+    def get_config(self):
+        return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
+
+
+def _schedules_module():
+    mod = types.ModuleType(__name__ + ".schedules",
+                           "Learning-rate schedules (``tf.keras.optimizers.schedules``).")
+    for cls in (LearningRateSchedule, ExponentialDecay, CosineDecay, PiecewiseConstantDecay):
+        setattr(mod, cls.__name__, cls)
+    mod.__all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay",
+                   "PiecewiseConstantDecay"]
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+schedules = _schedules_module()
+
+
+# --- the optimizer base ---------------------------------------------------------------------
+
+def _var_label(var) -> str:
+    return getattr(var, "path", None) or getattr(var, "name", None) or repr(var)
+
+
+def _zip_lengths(grads_and_vars):
+    """The lengths of a ``zip``'s two inputs when they are known before consuming it."""
+    if type(grads_and_vars) is not zip:
+        return None
+    try:
+        parts = grads_and_vars.__reduce__()[1]
+    except Exception:  # noqa: BLE001 - a zip that cannot tell is consumed normally
+        return None
+    if len(parts) != 2:
+        return None
+    lengths = [operator.length_hint(p, -1) for p in parts]
+    return None if min(lengths) < 0 else lengths
+
+
+class Optimizer:
+    """Base class: gradient clipping, weight decay, slots, the step counter and the API.
+
+    Subclasses name their slots in :meth:`_slot_specs` and implement :meth:`_update` on raw
+    device arrays.
+    """
+
+    def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name=None, **kwargs):
+        for key in kwargs:
+            if key not in ("use_ema", "ema_momentum", "ema_overwrite_frequency",
+                           "loss_scale_factor", "gradient_accumulation_steps", "jit_compile",
+                           "decay", "lr"):
+                raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
+        if "lr" in kwargs:
+            learning_rate = kwargs["lr"]
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(f"{type(self).__name__}: only one of clipnorm, clipvalue and "
+                             f"global_clipnorm can be set, got clipnorm={clipnorm}, "
+                             f"clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
+        for label, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
+                             ("global_clipnorm", global_clipnorm),
+                             ("weight_decay", weight_decay)):
+            if value is not None and not (isinstance(value, (int, float)) and value >= 0):
+                raise ValueError(f"{type(self).__name__}: {label} must be a number >= 0, "
+                                 f"got {value!r}")
+        self.name = name or type(self).__name__
+        self.weight_decay = None if weight_decay is None else float(weight_decay)
+        self.clipnorm = None if clipnorm is None else float(clipnorm)
+        self.clipvalue = None if clipvalue is None else float(clipvalue)
+        self.global_clipnorm = None if global_clipnorm is None else float(global_clipnorm)
+        self.learning_rate = learning_rate
+        self._iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iterations")
+        self._step_host = 0
+        self._step_array = self._iterations._value
+        self._slots = {}        # variable id -> {slot name: Variable}
+        self._slot_owners = {}  # variable id -> weakref to the variable
+
+    # --- hyper-parameters -------------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The learning rate as given: a float, a schedule or a Variable."""
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if isinstance(value, Variable):
+            if value._value.ndim != 0 or value._value.dtype.kind != "f":
+                raise ValueError(f"{type(self).__name__}: a learning-rate Variable must be a "
+                                 f"float scalar, got shape {tuple(value.shape)} dtype "
+                                 f"{value.dtype.name}")
+        elif isinstance(value, LearningRateSchedule):
+            pass
+        elif isinstance(value, Tensor):
+            raise TypeError(f"{type(self).__name__}: learning_rate must be a float, a schedule "
+                            "or a Variable, got a Tensor; use float(t) or gt.Variable(t)")
+        elif callable(value):
+            pass
+        else:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise TypeError(f"{type(self).__name__}: learning_rate must be a float, a "
+                                f"schedule or a Variable, got {value!r}") from None
+            if value < 0:
+                raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got "
+                                 f"{value}")
+        self._learning_rate = value
+
+    lr = learning_rate
+
+    @property
+    def iterations(self) -> Variable:
+        """The number of steps taken (an int64 Variable, saved in checkpoints)."""
+        return self._iterations
+
+    def _current_step(self) -> int:
+        it = self._iterations
+        if it._value is not self._step_array:
+            # Changed from outside (assign or a checkpoint restore): read it once.
+            self._step_host = int(it.numpy())
+            self._step_array = it._value
+        return self._step_host
+
+    def _lr_for(self, step: int):
+        """The learning rate for this step: a Python float, or a 0-d device array."""
+        lr = self._learning_rate
+        if isinstance(lr, LearningRateSchedule):
+            return float(lr.value_at(step))
+        if isinstance(lr, Variable):
+            return lr
+        if callable(lr):
+            value = lr()
+            return value if isinstance(value, Tensor) else float(value)
+        return lr
+
+    @staticmethod
+    def _lr_on(lr, var):
+        """``lr`` ready to combine with ``var``'s raw array."""
+        if isinstance(lr, float):
+            return lr
+        arr = lr._value
+        if lr._device is not var._device:
+            arr = var._device.from_other(arr, lr._device)
+        if arr.dtype != var._value.dtype:
+            arr = arr.astype(var._value.dtype)
+        return arr
+
+    @property
+    def variables(self) -> list:
+        """The optimizer's own Variables: ``iterations`` and every slot of live variables."""
+        out = [self._iterations]
+        for vid, slots in self._slots.items():
+            if self._slot_owners[vid]() is not None:
+                out.extend(slots.values())
+        return out
+
+    # --- slots --------------------------------------------------------------------------------
+    def _slot_specs(self):
+        """``(slot name, initial fill value)`` pairs this optimizer keeps per variable."""
+        return ()
+
+    def slot_names(self) -> list:
+        return [n for n, _ in self._slot_specs()]
+
+    def _prune_slots(self):
+        dead = [vid for vid, ref in self._slot_owners.items() if ref() is None]
+        for vid in dead:
+            del self._slots[vid]
+            del self._slot_owners[vid]
+
+    def _make_slot_variable(self, var, slot_name, array):
+        return Variable(_wrap(array, var), trainable=False,
+                        name=f"{self.name}/{slot_name}/{_var_label(var).split(':')[0]}")
+
+    def _slots_for(self, var) -> dict:
+        slots = self._slots.get(var._id)
+        if slots is None:
+            specs = self._slot_specs()
+            slots = {}
+            dev = var._device
+            xp = dev.xp
+            with dev.activate():
+                for slot_name, fill in specs:
+                    arr = xp.full(var._value.shape, fill, dtype=var._value.dtype)
+                    slots[slot_name] = self._make_slot_variable(var, slot_name, arr)
+            if len(self._slot_owners) > 64:
+                self._prune_slots()
+            self._slots[var._id] = slots
+            self._slot_owners[var._id] = weakref.ref(var)
+        return slots
+
+    def get_slot(self, var, slot_name) -> Variable:
+        """The slot Variable ``slot_name`` of ``var`` (created if needed)."""
+        names = self.slot_names()
+        if slot_name not in names:
+            raise KeyError(f"{type(self).__name__}: no slot named {slot_name!r}; its slots are "
+                           f"{names}")
+        return self._slots_for(var)[slot_name]
+
+    def build(self, var_list):
+        """Create the slots of every variable in ``var_list`` now (they are otherwise made on
+        the first update)."""
+        for v in var_list:
+            self._slots_for(_check_variable(v, type(self).__name__))
+
+    # --- checkpoint support --------------------------------------------------------------------
+    def _slot_state(self, var) -> dict:
+        """The slot Variables of ``var`` if it has any (no creation)."""
+        return dict(self._slots.get(var._id, {}))
+
+    def _check_slot_restore(self, var, slot_name, shape, dtype):
+        """A message saying why a saved slot cannot be restored into ``var``, or None."""
+        names = self.slot_names()
+        if slot_name not in names:
+            return (f"slot {slot_name!r} is not a slot of {type(self).__name__} "
+                    f"(its slots are {names})")
+        if tuple(shape) != tuple(var._value.shape):
+            return (f"slot {slot_name!r} has shape {tuple(shape)}, the variable "
+                    f"{_var_label(var)} has shape {tuple(var._value.shape)}")
+        if np.dtype(dtype) != var._value.dtype:
+            return (f"slot {slot_name!r} has dtype {np.dtype(dtype).name}, the variable "
+                    f"{_var_label(var)} has dtype {var._value.dtype.name}")
+        return None
+
+    def _restore_slot(self, var, slot_name, host_array):
+        slot = self._slots_for(var)[slot_name]
+        slot._assign_array(slot._device.asarray(host_array).copy()
+                           if slot._device.host_visible else slot._device.asarray(host_array))
+
+    # --- the step -----------------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False,
+                        **kwargs):
+        """Apply ``(gradient, variable)`` pairs; returns the ``iterations`` Variable.
+
+        ``None`` gradients are skipped with one warning naming their variables. All checks
+        (pair structure, shapes, dtypes, devices, lengths) run before anything is updated.
+        """
+        lengths = _zip_lengths(grads_and_vars)
+        if lengths is not None and lengths[0] != lengths[1]:
+            raise ValueError(f"{type(self).__name__}.apply_gradients: {lengths[0]} gradients "
+                             f"for {lengths[1]} variables; the lists must have the same length "
+                             "(nothing was updated)")
+        pairs = []
+        for k, item in enumerate(grads_and_vars):
+            try:
+                g, v = item
+            except (TypeError, ValueError):
+                raise TypeError(f"{type(self).__name__}.apply_gradients: expected "
+                                f"(gradient, variable) pairs such as zip(grads, variables), "
+                                f"item {k} is {type(item).__name__}") from None
+            pairs.append((g, v))
+        return self._apply(pairs)
+
+    def apply(self, grads, trainable_variables=None):
+        """Apply ``grads`` to ``trainable_variables`` (two lists of the same length)."""
+        grads = list(grads)
+        if trainable_variables is None:
+            raise ValueError(f"{type(self).__name__}.apply: trainable_variables must be given")
+        variables = list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"{type(self).__name__}.apply: {len(grads)} gradients for "
+                             f"{len(variables)} variables; the lists must have the same length "
+                             "(nothing was updated)")
+        return self._apply(list(zip(grads, variables)))
+
+    def minimize(self, loss, var_list, tape=None):
+        """Compute gradients of ``loss`` for ``var_list`` and apply them.
+
+        ``loss`` is a zero-argument callable (run under a new tape) or a tensor recorded on
+        ``tape``; ``var_list`` is a list of Variables or a callable returning one.
+        """
+        from .tape import GradientTape
+        if not callable(loss) and tape is None:
+            raise ValueError(f"{type(self).__name__}.minimize: a tape is required when loss is "
+                             "a tensor; pass tape=, or pass loss as a callable")
+        if callable(loss):
+            with GradientTape() as tape:
+                if callable(var_list):
+                    var_list = var_list()
+                var_list = list(var_list)
+                tape.watch(var_list)
+                loss_value = loss()
+        else:
+            loss_value = loss
+            if callable(var_list):
+                var_list = var_list()
+            var_list = list(var_list)
+        grads = tape.gradient(loss_value, var_list)
+        return self.apply_gradients(zip(grads, var_list))
+
+    def _apply(self, pairs):
+        cls = type(self).__name__
+        missing = []
+        live = []
+        seen = set()
+        for g, v in pairs:
+            v = _check_variable(v, cls)
+            if v._id in seen:
+                raise ValueError(f"{cls}.apply_gradients: variable {_var_label(v)} appears more "
+                                 "than once (nothing was updated)")
+            seen.add(v._id)
+            if g is None:
+                missing.append(v)
+                continue
+            live.append((_check_gradient(g, v, cls), v))
+        if not live:
+            if not pairs:
+                raise ValueError(f"{cls}.apply_gradients: no (gradient, variable) pairs given")
+            raise ValueError(f"{cls}.apply_gradients: no gradients provided for any variable: "
+                             f"{[_var_label(v) for v in missing]}")
+        if missing:
+            warnings.warn(f"Gradients do not exist for variables "
+                          f"{[_var_label(v) for v in missing]} when minimizing the loss; they "
+                          "were not updated", UserWarning, stacklevel=3)
+        grads = self._clip([g for g, _ in live])
+        step = self._current_step()
+        lr = self._lr_for(step)
+        for g, v in zip(grads, (v for _, v in live)):
+            dev = v._device
+            slots = self._slots_for(v)
+            lr_v = self._lr_on(lr, v)
+            with dev.activate():
+                p = v._value
+                if self.weight_decay:
+                    decay = p * self.weight_decay
+                    decay *= lr_v
+                    p = p - decay
+                new = self._update(dev.xp, p, g, {k: s._value for k, s in slots.items()},
+                                   lr_v, step)
+            v._assign_array(new)
+        it = self._iterations
+        with it._device.activate():
+            it._assign_array(it._value + 1)
+        self._step_host = step + 1
+        self._step_array = it._value
+        return it
+
+    def _update(self, xp, p, g, slots, lr, step):
+        """The new value of a variable from its array ``p``, gradient ``g`` and slot arrays
+        (updated in place); ``lr`` is a float or a 0-d array, ``step`` the count before it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _update")
+
+    # --- clipping -----------------------------------------------------------------------------
+    def _clip(self, grads):
+        if self.clipnorm:
+            return [_clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm:
+            return _clip_by_global_norm(grads, self.global_clipnorm)
+        if self.clipvalue:
+            c = self.clipvalue
+            out = []
+            for g, dev in grads:
+                with dev.activate():
+                    out.append((dev.xp.clip(g, -c, c), dev))
+            return [g for g, _ in out]
+        return [g for g, _ in grads]
+
+    # --- config -------------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        lr = self._learning_rate
+        if isinstance(lr, LearningRateSchedule):
+            lr = {"class_name": type(lr).__name__, "config": lr.get_config()}
+        elif isinstance(lr, Variable):
+            lr = float(lr.numpy())
+        return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
+                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
+                "global_clipnorm": self.global_clipnorm}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        lr = config.get("learning_rate")
+        if isinstance(lr, dict):
+            sched = getattr(schedules, lr["class_name"], None)
+            if sched is None:
+                raise ValueError(f"{cls.__name__}.from_config: unknown schedule "
+                                 f"{lr['class_name']!r}")
+            config["learning_rate"] = sched.from_config(lr["config"])
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<gt.optimizers.{type(self).__name__} step={self._step_host}>"
+
+
+def _wrap(array, like):
+    return Tensor(array, like._device)
+
+
+def _check_variable(v, cls):
+    if not isinstance(v, Variable):
+        raise TypeError(f"{cls}.apply_gradients: expected a gt.Variable to update, got "
+                        f"{type(v).__name__}")
+    if v._value.dtype.kind != "f":
+        raise TypeError(f"{cls}.apply_gradients: variable {_var_label(v)} has dtype "
+                        f"{v.dtype.name}; only floating variables can be optimized")
+    return v
+
+
+def _check_gradient(g, v, cls):
+    """``(raw gradient array, device)`` for variable ``v``, or a clear error."""
+    if not isinstance(g, Tensor):
+        try:
+            g = convert_to_tensor(g, dtype=v.dtype)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{cls}.apply_gradients: the gradient for {_var_label(v)} is a "
+                            f"{type(g).__name__} that cannot be converted ({exc})") from None
+        if g._device is not v._device:
+            g = g.to(v._device)
+    if g._device is not v._device:
+        raise DeviceError(f"{cls}.apply_gradients: the gradient for {_var_label(v)} is on "
+                          f"{g._device}, the variable on {v._device}")
+    if g._value.dtype != v._value.dtype:
+        raise TypeError(f"{cls}.apply_gradients: the gradient for {_var_label(v)} has dtype "
+                        f"{as_dtype(g._value.dtype).name}, the variable {v.dtype.name}")
+    if tuple(g._value.shape) != tuple(v._value.shape):
+        raise ValueError(f"{cls}.apply_gradients: the gradient for {_var_label(v)} has shape "
+                         f"{tuple(g._value.shape)}, the variable {tuple(v._value.shape)}")
+    return g._value, v._device
+
+
+def _sum_squares(g, xp):
+    flat = g.reshape(-1)
+    return xp.dot(flat, flat) if flat.size else xp.zeros((), dtype=g.dtype)
+
+
+def _clip_by_norm(item, clip):
+    g, dev = item
+    xp = dev.xp
+    with dev.activate():
+        norm = xp.sqrt(_sum_squares(g, xp))
+        return g * (clip / xp.maximum(norm, clip))
+
+
+def _clip_by_global_norm(grads, clip):
+    first_dev = grads[0][1]
+    total = None
+    for g, dev in grads:
+        with dev.activate():
+            part = _sum_squares(g, dev.xp).astype(np.float64)
+        if dev is not first_dev:
+            part = first_dev.from_other(part, dev)
+        total = part if total is None else total + part
+    with first_dev.activate():
+        scale = clip / first_dev.xp.maximum(first_dev.xp.sqrt(total), clip)
+    out = []
+    for g, dev in grads:
+        s = scale if dev is first_dev else dev.from_other(scale, first_dev)
+        with dev.activate():
+            out.append(g * s.astype(g.dtype))
+    return out
+
+
+# --- the optimizers ---------------------------------------------------------------------------
+
+class SGD(Optimizer):
+    """Gradient descent with optional (Nesterov) momentum, as ``keras.optimizers.SGD``.
+
+    ``m = momentum * m - lr * g``; ``p += m`` (Nesterov: ``p += momentum * m - lr * g``);
+    without momentum ``p -= lr * g``.
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
+            raise ValueError(f"SGD: momentum must be a float in [0, 1], got {momentum!r}")
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
+
+    def _slot_specs(self):
+        return (("momentum", 0),) if self.momentum else ()
+
+    def _update(self, xp, p, g, slots, lr, step):
+        step_size = g * lr
+        if not self.momentum:
+            return xp.subtract(p, step_size, out=step_size)
+        m = slots["momentum"]
+        m *= self.momentum
+        m -= step_size
+        if self.nesterov:
+            step_size *= -1
+            step_size += m * self.momentum
+            return xp.add(p, step_size, out=step_size)
+        return xp.add(p, m, out=step_size)
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), as ``keras.optimizers.Adam``.
+
+    ``m += (g - m)(1 - b1)``, ``v += (g^2 - v)(1 - b2)``,
+    ``p -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)`` with ``t`` the step
+    number from 1; with ``amsgrad`` the running maximum of ``v`` replaces ``v``.
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="Adam", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        for label, b in (("beta_1", beta_1), ("beta_2", beta_2)):
+            if not isinstance(b, (int, float)) or not 0 <= b < 1:
+                raise ValueError(f"{type(self).__name__}: {label} must be in [0, 1), got {b!r}")
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+        self.amsgrad = bool(amsgrad)
+
+    def _slot_specs(self):
+        specs = (("m", 0), ("v", 0))
+        return specs + (("vhat", 0),) if self.amsgrad else specs
+
+    def _update(self, xp, p, g, slots, lr, step):
+        t = step + 1
+        b1, b2 = self.beta_1, self.beta_2
+        alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
+        m, v = slots["m"], slots["v"]
+        tmp = xp.subtract(g, m)
+        tmp *= 1.0 - b1
+        m += tmp
+        xp.multiply(g, g, out=tmp)
+        tmp -= v
+        tmp *= 1.0 - b2
+        v += tmp
+        if self.amsgrad:
+            vhat = slots["vhat"]
+            xp.maximum(vhat, v, out=vhat)
+            v = vhat
+        xp.sqrt(v, out=tmp)
+        tmp += self.epsilon
+        xp.divide(m, tmp, out=tmp)
+        tmp *= alpha
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon, "amsgrad": self.amsgrad}
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p -= p * weight_decay * lr`` before the Adam step),
+    as ``keras.optimizers.AdamW``."""
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-7, amsgrad=False, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="AdamW", **kwargs):
+        if weight_decay is None:
+            raise ValueError("AdamW: weight_decay must be a number, got None")
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay,
+                         clipnorm, clipvalue, global_clipnorm, name, **kwargs)
+
+
+class RMSprop(Optimizer):
+    """RMSprop, as ``keras.optimizers.RMSprop``.
+
+    ``v = rho v + (1 - rho) g^2``; centered: ``a = rho a + (1 - rho) g`` and the denominator
+    is ``v - a^2 + eps``, else ``v + eps``; ``inc = lr g / sqrt(denominator)``; with momentum
+    ``mom = momentum * mom + inc`` and ``p -= mom``, else ``p -= inc``.
+    """
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
+                 centered=False, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="RMSprop", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        if not 0 <= rho <= 1:
+            raise ValueError(f"RMSprop: rho must be in [0, 1], got {rho!r}")
+        self.rho = float(rho)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.centered = bool(centered)
+
+    def _slot_specs(self):
+        specs = (("velocity", 0),)
+        if self.momentum > 0:
+            specs += (("momentum", 0),)
+        if self.centered:
+            specs += (("average_gradient", 0),)
+        return specs
+
+    def _update(self, xp, p, g, slots, lr, step):
+        rho = self.rho
+        v = slots["velocity"]
+        tmp = xp.multiply(g, g)
+        tmp *= 1.0 - rho
+        v *= rho
+        v += tmp
+        if self.centered:
+            a = slots["average_gradient"]
+            a *= rho
+            a += g * (1.0 - rho)
+            xp.multiply(a, a, out=tmp)
+            xp.subtract(v, tmp, out=tmp)
+            tmp += self.epsilon
+        else:
+            xp.add(v, self.epsilon, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        xp.divide(g, tmp, out=tmp)
+        tmp *= lr
+        if self.momentum > 0:
+            mom = slots["momentum"]
+            mom *= self.momentum
+            mom += tmp
+            return xp.subtract(p, mom, out=tmp)
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
+                "epsilon": self.epsilon, "centered": self.centered}
+
+
+class Adagrad(Optimizer):
+    """Adagrad, as ``keras.optimizers.Adagrad``: ``acc += g^2``;
+    ``p -= lr * g / sqrt(acc + eps)``."""
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name="Adagrad", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        if initial_accumulator_value < 0:
+            raise ValueError(f"Adagrad: initial_accumulator_value must be >= 0, got "
+                             f"{initial_accumulator_value!r}")
+        self.initial_accumulator_value = float(initial_accumulator_value)
+        self.epsilon = float(epsilon)
+
+    def _slot_specs(self):
+        return (("accumulator", self.initial_accumulator_value),)
+
+    def _update(self, xp, p, g, slots, lr, step):
+        acc = slots["accumulator"]
+        tmp = xp.multiply(g, g)
+        acc += tmp
+        xp.add(acc, self.epsilon, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        xp.divide(g, tmp, out=tmp)
+        tmp *= lr
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(),
+                "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon}
+
+
+# --- by name ----------------------------------------------------------------------------------
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+
+
+def get(identifier) -> Optimizer:
+    """An optimizer from a name (``"adam"``), a config dict, or an Optimizer (returned)."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"unknown optimizer {identifier!r}; known optimizers: "
+                             f"{sorted(_BY_NAME)}")
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    raise TypeError(f"cannot interpret {identifier!r} as an optimizer")
+
+
+def serialize(optimizer: Optimizer) -> dict:
+    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+
+
+def deserialize(config: dict) -> Optimizer:
+    name = config.get("class_name", "")
+    cls = _BY_NAME.get(name.lower())
+    if cls is None:
+        raise ValueError(f"unknown optimizer {name!r}; known optimizers: "
+                         f"{sorted(c.__name__ for c in _BY_NAME.values())}")
+    return cls.from_config(config.get("config", {}))

@@ -1,0 +1,80 @@
+// Optimizer updates: one launch per parameter, every state buffer updated in place.
+// The learning rate and the step count are read from device memory when their pointers are
+// not null (so a captured CUDA graph sees the values of each replay), else taken from the
+// scalar arguments.
+//   sgd_momentum:  v = momentum * v - lr * g;  p += v            (nesterov: p += momentum * v - lr * g)
+//                  momentum == 0 and no velocity buffer: p -= lr * g
+//   adam / adamw:  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//                  alpha = lr * sqrt(1 - b2^t) / (1 - b1^t)
+//                  p -= alpha * m / (sqrt(v) + eps)
+//                  adamw first decays the weights: p -= lr * weight_decay * p
+#include "common.cuh"
+
+template <typename T>
+__device__ __forceinline__ T read_scalar(const T* ptr, T value) {
+    return ptr != nullptr ? *ptr : value;
+}
+
+template <typename T>
+__device__ void sgd_momentum(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ v,
+                             const T* __restrict__ lr_ptr, T lr_value, T momentum, int nesterov,
+                             gt_index n) {
+    const T lr = read_scalar(lr_ptr, lr_value);
+    GT_FOR_EACH(i, n) {
+        const T gi = g[i];
+        if (v == nullptr) {
+            p[i] -= lr * gi;
+            continue;
+        }
+        const T vi = momentum * v[i] - lr * gi;
+        v[i] = vi;
+        p[i] += nesterov ? momentum * vi - lr * gi : vi;
+    }
+}
+
+template <typename T>
+__device__ void adam(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ m,
+                     T* __restrict__ v, const T* __restrict__ lr_ptr, T lr_value,
+                     const gt_index* __restrict__ step_ptr, gt_index step_value, T beta1,
+                     T beta2, T eps, T weight_decay, gt_index n) {
+    const T lr = read_scalar(lr_ptr, lr_value);
+    const T t = T(step_ptr != nullptr ? *step_ptr : step_value);
+    const T alpha = lr * gt_sqrt(T(1) - gt_pow(beta2, t)) / (T(1) - gt_pow(beta1, t));
+    const T decay = lr * weight_decay;
+    GT_FOR_EACH(i, n) {
+        const T gi = g[i];
+        T pi = p[i];
+        if (weight_decay != T(0)) pi -= decay * pi;
+        const T mi = beta1 * m[i] + (T(1) - beta1) * gi;
+        const T vi = beta2 * v[i] + (T(1) - beta2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = pi - alpha * mi / (gt_sqrt(vi) + eps);
+    }
+}
+
+extern "C" {
+
+__global__ void sgd_momentum_f32(float* p, const float* g, float* v, const float* lr_ptr,
+                                 float lr, float momentum, int nesterov, gt_index n) {
+    sgd_momentum<float>(p, g, v, lr_ptr, lr, momentum, nesterov, n);
+}
+
+__global__ void sgd_momentum_f64(double* p, const double* g, double* v, const double* lr_ptr,
+                                 double lr, double momentum, int nesterov, gt_index n) {
+    sgd_momentum<double>(p, g, v, lr_ptr, lr, momentum, nesterov, n);
+}
+
+__global__ void adam_f32(float* p, const float* g, float* m, float* v, const float* lr_ptr,
+                         float lr, const gt_index* step_ptr, gt_index step, float beta1,
+                         float beta2, float eps, float weight_decay, gt_index n) {
+    adam<float>(p, g, m, v, lr_ptr, lr, step_ptr, step, beta1, beta2, eps, weight_decay, n);
+}
+
+__global__ void adam_f64(double* p, const double* g, double* m, double* v, const double* lr_ptr,
+                         double lr, const gt_index* step_ptr, gt_index step, double beta1,
+                         double beta2, double eps, double weight_decay, gt_index n) {
+    adam<double>(p, g, m, v, lr_ptr, lr, step_ptr, step, beta1, beta2, eps, weight_decay, n);
+}
+
+}  // extern "C"

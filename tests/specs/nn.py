@@ -1,0 +1,180 @@
+"""Specs for ``gt.nn``: activations, softmax and cross-entropies, bias_add, convolution,
+pooling, and the rule primitives (relu_grad, conv2d_backprop_*, pool gradients) checked as
+functions of their cotangent so their own rules are exercised to second order."""
+from __future__ import annotations
+
+import numpy as np
+
+import gradtape as gt
+from gradtape.registry import REGISTRY, apply
+from . import UNARY, Spec, away_from_zero, distinct, normal, positive
+
+
+def _prob(rng, shape):
+    return rng.uniform(0.05, 1.0, shape)
+
+
+def _relu6_domain(rng, shape):
+    """Values away from both kinks (0 and 6)."""
+    pick = rng.integers(0, 3, shape)
+    return np.choose(pick, [rng.uniform(-2.0, -0.3, shape), rng.uniform(0.3, 5.7, shape),
+                            rng.uniform(6.3, 8.0, shape)])
+
+
+def _sparse_ce(logits):
+    c = logits.shape[-1]
+    n = int(np.prod(logits.shape[:-1]))
+    labels = gt.constant((np.arange(n) * 7 % c).reshape(logits.shape[:-1]).astype(np.int64))
+    return gt.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+
+def _prim(name, *args, **attrs):
+    return apply(REGISTRY[name], args, attrs)
+
+
+def _relu_grad(g, y):
+    return _prim("relu_grad", g, y)
+
+
+def _conv(strides=1, padding="SAME", dilations=None, data_format="NHWC"):
+    def f(x, w):
+        return gt.nn.conv2d(x, w, strides, padding, data_format=data_format, dilations=dilations)
+    return f
+
+
+_GEOM = {"strides": (2, 1), "dilations": (1, 2), "pads": ((1, 1), (2, 1))}
+
+
+def _conv_bp_input(g, w):
+    # input [2, 5, 5, 2], filters [2, 3, 2, 3], output [2, 3, 4, 3]
+    return _prim("conv2d_backprop_input", g, w, input_shape=(2, 5, 5, 2), **_GEOM)
+
+
+def _conv_bp_filter(x, g):
+    return _prim("conv2d_backprop_filter", x, g, filter_shape=(2, 3, 2, 3), **_GEOM)
+
+
+def _conv_transpose(g, w):
+    return gt.nn.conv2d_transpose(g, w, [2, 6, 5, 2], strides=2, padding="SAME")
+
+
+def _pool(fn, k, s, padding):
+    def f(x):
+        return fn(x, k, s, padding)
+    return f
+
+
+_POOL = {"ksize": (2, 3), "strides": (2, 2), "pads": ((0, 1), (1, 1))}
+
+
+def _max_pool_grad(g, x):
+    # g has the pooled output's shape: [2, 3, 2, 2] from x [2, 5, 4, 2]
+    y = gt.stop_gradient(_prim("max_pool2d", x, **_POOL))
+    return _prim("max_pool2d_grad", g, x, y, **_POOL)
+
+
+def _avg_pool_grad(g):
+    return _prim("avg_pool2d_grad", g, input_shape=(2, 5, 4, 2), **_POOL)
+
+
+def _moments(x):
+    mean, variance = gt.nn.moments(x, axes=[0, 1])
+    return mean * 2.0 + variance
+
+
+def _dropout(x):
+    # A fresh generator per call: every evaluation draws the same mask.
+    return gt.nn.dropout(x, 0.4, rng=gt.random.Generator.from_seed(3))
+
+
+def _embedding(params):
+    return gt.nn.embedding_lookup(params, np.array([[0, 2], [2, 4]]))
+
+
+def _batch_norm(x, mean, variance, offset, scale):
+    return gt.nn.batch_normalization(x, mean, variance, offset, scale, 1e-3)
+
+
+SPECS = [
+    # --- activations (domains away from the kinks) ---
+    Spec("relu", gt.nn.relu, UNARY, ops=("relu",), domain=away_from_zero),
+    Spec("relu_grad", _relu_grad, [((3, 4), (3, 4))], ops=("relu_grad",),
+         domains=(normal, away_from_zero), wrt=(0,)),
+    Spec("relu6", gt.nn.relu6, UNARY, ops=("relu6",), domain=_relu6_domain),
+    Spec("leaky_relu", lambda x: gt.nn.leaky_relu(x, alpha=0.3), UNARY, ops=("leaky_relu",),
+         domain=away_from_zero),
+    Spec("elu", gt.nn.elu, UNARY, ops=("elu",), domain=away_from_zero),
+    Spec("selu", gt.nn.selu, UNARY, ops=("selu",), domain=away_from_zero),
+    Spec("gelu", gt.nn.gelu, UNARY, ops=("gelu",)),
+    Spec("gelu_tanh", lambda x: gt.nn.gelu(x, approximate=True), UNARY, ops=("gelu",)),
+    Spec("silu", gt.nn.silu, UNARY, ops=("silu",)),
+    Spec("silu_beta", lambda x: gt.nn.silu(x, beta=1.7), UNARY, ops=("silu",)),
+    Spec("softsign", gt.nn.softsign, UNARY, ops=("abs", "divide"), domain=away_from_zero),
+    # --- softmax family ---
+    Spec("softmax", gt.nn.softmax, [((5,),), ((3, 4),), ((2, 3, 4),)], ops=("softmax",)),
+    Spec("softmax_axis0", lambda x: gt.nn.softmax(x, axis=0), [((3, 4),)], ops=("softmax",)),
+    Spec("log_softmax", gt.nn.log_softmax, [((5,),), ((3, 4),), ((2, 3, 4),)],
+         ops=("log_softmax",)),
+    Spec("log_softmax_axis1", lambda x: gt.nn.log_softmax(x, axis=1), [((2, 3, 4),)],
+         ops=("log_softmax",)),
+    Spec("sigmoid_cross_entropy_with_logits",
+         lambda z, x: gt.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x),
+         [((3, 4), (3, 4)), ((5,), (5,))], ops=("sigmoid_cross_entropy_with_logits",),
+         domains=(_prob, normal)),
+    Spec("softmax_cross_entropy_with_logits",
+         lambda z, x: gt.nn.softmax_cross_entropy_with_logits(z, x),
+         [((3, 4), (3, 4)), ((5,), (5,)), ((2, 3, 4), (2, 3, 4))],
+         ops=("softmax_cross_entropy_with_logits",), domains=(_prob, normal)),
+    Spec("softmax_cross_entropy_axis1",
+         lambda z, x: gt.nn.softmax_cross_entropy_with_logits(z, x, axis=1),
+         [((2, 3, 4), (2, 3, 4))], ops=("softmax_cross_entropy_with_logits",),
+         domains=(_prob, normal)),
+    Spec("sparse_softmax_cross_entropy_with_logits", _sparse_ce, [((4, 5),), ((6,),),
+                                                                  ((2, 3, 4),)],
+         ops=("sparse_softmax_cross_entropy_with_logits",)),
+    # --- l2_loss, bias_add, moments and other composites ---
+    Spec("l2_loss", gt.nn.l2_loss, UNARY, ops=("l2_loss",)),
+    Spec("bias_add", gt.nn.bias_add, [((3, 4), (4,)), ((2, 3, 3, 4), (4,))], ops=("bias_add",)),
+    Spec("bias_add_nchw", lambda v, b: gt.nn.bias_add(v, b, data_format="NCHW"),
+         [((2, 4, 3, 3), (4,))], ops=("bias_add",)),
+    Spec("moments", _moments, [((3, 4),), ((2, 3, 4),)], ops=("reduce_mean",)),
+    Spec("batch_normalization", _batch_norm,
+         [((3, 4), (4,), (4,), (4,), (4,))], ops=("rsqrt",),
+         domains=(normal, normal, positive, normal, normal)),
+    Spec("l2_normalize", lambda x: gt.nn.l2_normalize(x, axis=-1), [((3, 4),)],
+         ops=("rsqrt", "maximum")),
+    Spec("dropout", _dropout, [((4, 5),)], ops=("multiply",)),
+    Spec("embedding_lookup", _embedding, [((5, 3),)], ops=("getitem",)),
+    # --- convolution ---
+    Spec("conv2d", _conv(), [((2, 5, 5, 3), (3, 3, 3, 2)), ((1, 4, 6, 2), (1, 1, 2, 3))],
+         ops=("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter")),
+    Spec("conv2d_valid_strided", _conv(strides=2, padding="VALID"),
+         [((2, 6, 5, 2), (2, 3, 2, 3))], ops=("conv2d",)),
+    Spec("conv2d_same_strided_dilated", _conv(strides=[1, 2], dilations=[2, 1]),
+         [((1, 7, 6, 2), (3, 2, 2, 2))], ops=("conv2d",)),
+    Spec("conv2d_explicit_padding_nchw",
+         _conv(padding=[[0, 0], [0, 0], [1, 2], [0, 1]], data_format="NCHW"),
+         [((2, 2, 4, 4), (3, 2, 2, 3))], ops=("conv2d",)),
+    Spec("conv2d_backprop_input", _conv_bp_input, [((2, 3, 4, 3), (2, 3, 2, 3))],
+         ops=("conv2d_backprop_input", "conv2d", "conv2d_backprop_filter")),
+    Spec("conv2d_backprop_filter", _conv_bp_filter, [((2, 5, 5, 2), (2, 3, 4, 3))],
+         ops=("conv2d_backprop_filter", "conv2d", "conv2d_backprop_input")),
+    Spec("conv2d_transpose", _conv_transpose, [((2, 3, 3, 3), (3, 3, 2, 3))],
+         ops=("conv2d_backprop_input",)),
+    # --- pooling (distinct values: no ties inside a window) ---
+    Spec("max_pool2d", _pool(gt.nn.max_pool2d, 2, 2, "VALID"), [((2, 4, 4, 3),)],
+         ops=("max_pool2d",), domain=distinct),
+    Spec("max_pool2d_same", _pool(gt.nn.max_pool2d, [3, 2], [2, 1], "SAME"), [((2, 5, 4, 2),)],
+         ops=("max_pool2d",), domain=distinct),
+    Spec("max_pool1d", _pool(gt.nn.max_pool, 2, 1, "SAME"), [((2, 5, 3),)],
+         ops=("max_pool2d",), domain=distinct),
+    Spec("max_pool2d_grad", _max_pool_grad, [((2, 3, 2, 2), (2, 5, 4, 2))],
+         ops=("max_pool2d_grad", "max_pool2d_gather"), domains=(normal, distinct), wrt=(0,)),
+    Spec("avg_pool2d", _pool(gt.nn.avg_pool2d, 2, 2, "VALID"), [((2, 4, 4, 3),)],
+         ops=("avg_pool2d",)),
+    Spec("avg_pool2d_same", _pool(gt.nn.avg_pool2d, [3, 2], [2, 1], "SAME"), [((2, 5, 4, 2),)],
+         ops=("avg_pool2d",)),
+    Spec("avg_pool1d", _pool(gt.nn.avg_pool, 3, 2, "SAME"), [((2, 5, 3),)],
+         ops=("avg_pool2d",)),
+    Spec("avg_pool2d_grad", _avg_pool_grad, [((2, 3, 2, 2),)], ops=("avg_pool2d_grad",)),
+]
