@@ -39,3 +39,13 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 
 # nn and random
 from . import nn, random
+
+# functional API
+from .functional import (gradients_function, value_and_gradients_function, implicit_gradients,
+                         implicit_value_and_gradients, grad, value_and_grad, jacobian, hessian,
+                         jvp, vjp, hvp, custom_gradient)
+from .forward import ForwardAccumulator
+from . import autodiff
+__all__ += ["gradients_function", "value_and_gradients_function", "implicit_gradients",
+            "implicit_value_and_gradients", "grad", "value_and_grad", "jacobian", "hessian",
+            "jvp", "vjp", "hvp", "custom_gradient", "ForwardAccumulator", "autodiff"]

@@ -156,6 +156,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
         order = range(len(entries))
     grads = dict(seeds)
     keep = set(source_ids)
+    owned = set()   # ids whose gradient array was allocated by an accumulation here
     nb = len(batch)
     ops = diff_ops
     last_dev = None
@@ -228,7 +229,16 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
                                          f"{tuple(shape)}")
             iid = in_ids[k]
             prev = grads.get(iid)
-            grads[iid] = gi if prev is None else prev + gi
+            if prev is None:
+                grads[iid] = gi
+            elif iid in owned:
+                # an array this sweep made for this id alone: accumulate in place
+                prev += gi
+                grads[iid] = prev   # (NumPy scalars rebind instead)
+            else:
+                grads[iid] = prev + gi
+                if not differentiable:
+                    owned.add(iid)
         if free:
             entries[idx] = None
     return grads

@@ -77,7 +77,9 @@ def _relu_grad_fwd(xp, g, y):
 
 
 def _relu_grad_vjp(ops, needs, v, ans, g, y):
-    return (ops.relu_grad(v, y) if needs[0] else None, None)
+    # As TF's ReluGrad gradient: linear in g, zero (not unconnected) in y.
+    return (ops.relu_grad(v, y) if needs[0] else None,
+            ops.zeros_like(y) if needs[1] else None)
 
 
 _relu = defop("relu", _relu_fwd, _relu_vjp, save_inputs=False, save_output=True)
@@ -94,10 +96,20 @@ def _relu6_fwd(xp, x):
 
 
 def _relu6_vjp(ops, needs, g, ans, x):
-    return (ops.where((ans > 0) & (ans < 6), g, 0),)
+    return (ops.relu6_grad(g, ans),)
+
+
+def _relu6_grad_fwd(xp, g, y):
+    return g * ((y > 0) & (y < 6))
+
+
+def _relu6_grad_vjp(ops, needs, v, ans, g, y):
+    return (ops.relu6_grad(v, y) if needs[0] else None,
+            ops.zeros_like(y) if needs[1] else None)
 
 
 _relu6 = defop("relu6", _relu6_fwd, _relu6_vjp, save_inputs=False, save_output=True)
+_relu6_grad = defop("relu6_grad", _relu6_grad_fwd, _relu6_grad_vjp, save_output=False)
 
 
 def relu6(features, name=None) -> Tensor:
@@ -112,11 +124,21 @@ def _leaky_fwd(xp, x, alpha):
 
 
 def _leaky_vjp(ops, needs, g, ans, x, alpha):
+    return (ops.leaky_relu_grad(g, x, alpha=alpha),)
+
+
+def _leaky_grad_fwd(xp, g, x, alpha):
     # Gradient alpha at 0 (TF's LeakyReluGrad tests features > 0).
-    return (ops.where(x > 0, g, g * alpha),)
+    return xp.where(x > 0, g, g * alpha)
+
+
+def _leaky_grad_vjp(ops, needs, v, ans, g, x, alpha):
+    return (ops.leaky_relu_grad(v, x, alpha=alpha) if needs[0] else None,
+            ops.zeros_like(x) if needs[1] else None)
 
 
 _leaky = defop("leaky_relu", _leaky_fwd, _leaky_vjp, save_inputs=True, save_output=False)
+_leaky_grad = defop("leaky_relu_grad", _leaky_grad_fwd, _leaky_grad_vjp, save_output=False)
 
 
 def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
@@ -964,15 +986,18 @@ def _max_pool_vjp(ops, needs, g, ans, x, ksize, strides, pads):
 
 
 def _max_pool_grad_vjp(ops, needs, v, ans, g, x, y, ksize, strides, pads):
+    # Linear in g; zero (not unconnected) in the pooled input and output, as TF.
     gg = ops.max_pool2d_gather(v, x, y, ksize=ksize, strides=strides, pads=pads) \
         if needs[0] else None
-    return gg, None, None
+    return (gg, ops.zeros_like(x) if needs[1] else None,
+            ops.zeros_like(y) if needs[2] else None)
 
 
 def _max_pool_gather_vjp(ops, needs, v, ans, g, x, y, ksize, strides, pads):
     gg = ops.max_pool2d_grad(v, x, y, ksize=ksize, strides=strides, pads=pads) \
         if needs[0] else None
-    return gg, None, None
+    return (gg, ops.zeros_like(x) if needs[1] else None,
+            ops.zeros_like(y) if needs[2] else None)
 
 
 _max_pool = defop("max_pool2d", _max_pool_fwd, _max_pool_vjp, save_inputs=True, save_output=True,
