@@ -49,3 +49,7 @@ from . import autodiff
 __all__ += ["gradients_function", "value_and_gradients_function", "implicit_gradients",
             "implicit_value_and_gradients", "grad", "value_and_grad", "jacobian", "hessian",
             "jvp", "vjp", "hvp", "custom_gradient", "ForwardAccumulator", "autodiff"]
+
+# training stack
+from . import layers, losses, optimizers, initializers, train, keras
+__all__ += ["layers", "losses", "optimizers", "initializers", "train", "keras"]

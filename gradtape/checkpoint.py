@@ -50,12 +50,17 @@ def _digest(arrays: dict) -> str:
         a = arrays[name]
         h.update(name.encode())
         h.update(b"\0" + a.dtype.str.encode() + b"\0" + repr(tuple(a.shape)).encode() + b"\0")
-        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(_contiguous(a).tobytes())
     return h.hexdigest()
 
 
+def _contiguous(a) -> np.ndarray:
+    """``a`` as a C-contiguous array of the same shape (0-d arrays stay 0-d)."""
+    return np.require(a, requirements="C")
+
+
 def _host(var: Variable) -> np.ndarray:
-    return np.ascontiguousarray(var.numpy())
+    return _contiguous(var.numpy())
 
 
 # --- files -------------------------------------------------------------------------------------
@@ -66,7 +71,7 @@ def write_arrays(path, arrays: dict, kind: str, overwrite=True) -> str:
     path = os.fspath(path)
     if not overwrite and os.path.exists(path):
         raise CheckpointError(f"checkpoint: {path} exists and overwrite=False")
-    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    arrays = {k: _contiguous(v) for k, v in arrays.items()}
     metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind,
                 "sha256": _digest(arrays), "count": str(len(arrays))}
     data = stnp.save(arrays, metadata=metadata)
@@ -304,10 +309,6 @@ class Checkpoint:
         for name, opt in optimizers:
             targets[f"{name}/iterations"] = opt.iterations
         return targets, optimizers, var_paths
-
-    @staticmethod
-    def _tracked_vars(var_paths, objects_targets):
-        return {vid: objects_targets[p] for vid, p in var_paths.items()}
 
     def _state(self):
         targets, optimizers, var_paths = self._variables()

@@ -85,19 +85,78 @@ def _row_loop_op(op: Op) -> Op:
     return proxy
 
 
+def _matmul_batched_rule(rule):
+    """matmul's rule for a cotangent with one leading batch axis and 2-D operands, with the
+    batch folded into the matrix rows: one large product instead of a stack of small ones.
+    Any other case goes to the op's own rule."""
+
+    def vjp(ops, needs, g, ans, a, b, transpose_a=False, transpose_b=False):
+        if a is None or b is None or a.ndim != 2 or b.ndim != 2 or g.ndim != 3:
+            return rule(ops, needs, g, ans, a, b, transpose_a=transpose_a,
+                        transpose_b=transpose_b)
+        n, m, k = (int(d) for d in g.shape)
+        ga = gb = None
+        if needs[0]:
+            # d(op(a))[i] = g[i] @ op(b)^T for every row i: (n*m, k) @ op(b)^T.
+            g2 = ops.reshape(g, shape=(n * m, k), in_shape=(n, m, k))
+            da = ops.matmul(g2, b, transpose_b=not transpose_b)
+            p = int(da.shape[-1])
+            da = ops.reshape(da, shape=(n, m, p), in_shape=(n * m, p))
+            ga = ops.transpose(da, perm=(0, 2, 1)) if transpose_a else da
+        if needs[1]:
+            # d(op(b))[i] = op(a)^T @ g[i]: op(a)^T @ [g[0] | g[1] | ...] as (m, n*k).
+            g3 = ops.reshape(ops.transpose(g, perm=(1, 0, 2)), shape=(m, n * k),
+                             in_shape=(m, n, k))
+            db = ops.matmul(a, g3, transpose_a=not transpose_a)
+            p = int(db.shape[0])
+            db = ops.transpose(ops.reshape(db, shape=(p, n, k), in_shape=(p, n * k)),
+                               perm=(1, 0, 2))
+            gb = ops.transpose(db, perm=(0, 2, 1)) if transpose_b else db
+        return ga, gb
+
+    vjp.__name__ = "matmul_batched_vjp"
+    return vjp
+
+
+# Rules specialised for a cotangent with one leading batch axis, by primitive name.
+_BATCHED_RULES = {"matmul": _matmul_batched_rule}
+_BATCHED_OPS: dict = {}
+
+
+def _batched_op(op: Op) -> Op | None:
+    make = _BATCHED_RULES.get(op.name)
+    if make is None or op.vjp is None:
+        return None
+    cached = _BATCHED_OPS.get(id(op))
+    if cached is not None and cached[0] is op:
+        return cached[1]
+    proxy = Op(op.name, op.forward, make(op.vjp), jvp=op.jvp, save_inputs=op.save_inputs,
+               save_output=op.save_output, broadcasts=op.broadcasts, multi=op.multi,
+               nondiff=op.nondiff, batch_rule=True)
+    _BATCHED_OPS[id(op)] = (op, proxy)
+    return proxy
+
+
 def batched_entries(entries, source_ids):
     """A copy of ``entries`` ready for a sweep with one leading batch axis: each entry on a
-    path from a source whose rule has ``batch_rule=False`` runs that rule row by row."""
+    path from a source whose rule has ``batch_rule=False`` runs that rule row by row, and
+    the ops with a specialised batched rule use it."""
     order, _ = _reachable(entries, source_ids)
     out = None
     for i in order:
         e = entries[i]
         op = e[0]
-        if op.batch_rule or op.vjp is None:
+        if op.vjp is None:
             continue
+        if op.batch_rule:
+            replacement = _batched_op(op) if op.save_inputs else None
+            if replacement is None:
+                continue
+        else:
+            replacement = _row_loop_op(op)
         if out is None:
             out = list(entries)
-        out[i] = (_row_loop_op(op),) + tuple(e[1:])
+        out[i] = (replacement,) + tuple(e[1:])
     return entries if out is None else out
 
 

@@ -321,14 +321,14 @@ class InputSpec:
             dims = ["None"] * self.ndim
             for a, size in self.axes.items():
                 dims[a] = str(size)
-            return "(" + ", ".join(dims) + ("," if self.ndim == 1 else "") + ")"
+            return "shape (" + ", ".join(dims) + ("," if self.ndim == 1 else "") + ")"
         if self.axes:
             tail = max(-a for a in self.axes if a < 0) if any(a < 0 for a in self.axes) else 1
             dims = ["None"] * tail
             for a, size in self.axes.items():
                 if a < 0:
                     dims[a] = str(size)
-            text = "(..., " + ", ".join(dims) + ")"
+            text = "shape (..., " + ", ".join(dims) + ")"
             return text + (f" with rank >= {self.min_ndim}" if self.min_ndim else "")
         return f"rank >= {self.min_ndim}" if self.min_ndim else "any shape"
 
@@ -432,7 +432,7 @@ class Layer(Module):
         return x
 
     def _input_error(self, shape, spec, what="input"):
-        return ValueError(f"{type(self).__name__} layer '{self.name}': expected {what} of shape "
+        return ValueError(f"{type(self).__name__} layer '{self.name}': expected {what} of "
                           f"{spec.describe()}, got shape {tuple(shape)}")
 
     def _check_input(self, x):
@@ -804,16 +804,27 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
+        self._generators = {}
+
+    _UNTRACKED = Layer._UNTRACKED | {"_generators"}
+
+    def _generator(self, device):
+        """The layer's own generator on ``device`` when seeded (each call draws a new mask
+        from one reproducible sequence), else None (the device's global generator)."""
+        if self.seed is None:
+            return None
+        gen = self._generators.get(device)
+        if gen is None:
+            from .random import Generator
+            gen = self._generators[device] = Generator.from_seed(self.seed, device=device)
+        return gen
 
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
         from . import nn
-        noise_shape = self.noise_shape
-        if noise_shape is not None:
-            noise_shape = tuple(inputs._value.shape[i] if s is None else s
-                                for i, s in enumerate(noise_shape))
-        return nn.dropout(inputs, rate=self.rate, noise_shape=noise_shape, seed=self.seed)
+        return nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape,
+                          rng=self._generator(inputs._device))
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}

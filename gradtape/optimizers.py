@@ -476,12 +476,19 @@ class Optimizer:
             lr_v = self._lr_on(lr, v)
             with dev.activate():
                 p = v._value
+                slot_arrays = {k: s._value for k, s in slots.items()}
+                scalar = p.ndim == 0
+                if scalar:
+                    # NumPy turns 0-d results into scalars; work on 1-element views.
+                    p, g = p.reshape(1), g.reshape(1)
+                    slot_arrays = {k: a.reshape(1) for k, a in slot_arrays.items()}
                 if self.weight_decay:
                     decay = p * self.weight_decay
                     decay *= lr_v
                     p = p - decay
-                new = self._update(dev.xp, p, g, {k: s._value for k, s in slots.items()},
-                                   lr_v, step)
+                new = self._update(dev.xp, p, g, slot_arrays, lr_v, step)
+                if scalar:
+                    new = new.reshape(())
             v._assign_array(new)
         it = self._iterations
         with it._device.activate():

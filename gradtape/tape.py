@@ -48,6 +48,35 @@ def _unconnected_mode(value) -> bool:
 
 def record(tapes, op, args, result, attrs, vals=None):
     """Called by dispatch for every op while some tape of this thread records."""
+    if len(tapes) == 1 and vals is not None and not op.multi and not op.nondiff:
+        # the common case, kept short: one tape, one output
+        tape = tapes[0]
+        tracked = tape._tracked
+        if len(args) == 2:
+            a0, a1 = args
+            i0 = a0._id if isinstance(a0, Tensor) else 0
+            i1 = a1._id if isinstance(a1, Tensor) else 0
+            if type(a0) is not Variable and type(a1) is not Variable:
+                if (i0 in tracked or i1 in tracked) and result._value.dtype.kind == "f":
+                    tracked.add(result._id)
+                    tape._entries.append(
+                        (op, attrs, (i0, i1), args if op.save_inputs else None,
+                         None if op.save_inputs or not op.broadcasts else
+                         (vals[0].shape if i0 else None, vals[1].shape if i1 else None),
+                         (result._id,), (result,) if op.save_output else None,
+                         result._device, vals if op.save_inputs else None))
+                return
+        elif len(args) == 1:
+            a0 = args[0]
+            if type(a0) is Tensor:
+                if a0._id in tracked and result._value.dtype.kind == "f":
+                    tracked.add(result._id)
+                    save = op.save_inputs
+                    tape._entries.append(
+                        (op, attrs, (a0._id,), args if save else None, None, (result._id,),
+                         (result,) if op.save_output else None, result._device,
+                         vals if save else None))
+                return
     entry = None
     out_ids = None
     has_var = False
@@ -160,6 +189,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
     nb = len(batch)
     ops = diff_ops
     last_dev = None
+    check_numerics = STATE.check_numerics
     for idx in reversed(order):
         e = entries[idx]
         if e is None:
@@ -204,7 +234,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             args = saved if differentiable else vals
         in_grads = vjp(ops, needs, g, ans, *args, **attrs) if attrs else \
             vjp(ops, needs, g, ans, *args)
-        if STATE.check_numerics:
+        if check_numerics:
             from .debugging import check_gradient_output
             check_gradient_output(op, in_grads, args)
         if len(in_grads) != n_in:
@@ -215,18 +245,14 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             if gi is None or not needs[k]:
                 continue
             if check:
-                if saved is not None:
-                    a = saved[k]
-                    shape = a._value.shape
-                else:
-                    shape = shapes[k] if shapes else None
-                if shape is not None and tuple(gi.shape[nb:]) != tuple(shape):
+                shape = vals[k].shape if vals is not None else (shapes[k] if shapes else None)
+                if shape is not None and (gi.shape[nb:] if nb else gi.shape) != shape:
+                    shape = tuple(shape)
                     if op.broadcasts or not nb:
-                        gi = _sum_to_batched(ops, gi, tuple(shape), batch)
-                    if tuple(gi.shape[nb:]) != tuple(shape):
+                        gi = _sum_to_batched(ops, gi, shape, batch)
+                    if tuple(gi.shape[nb:]) != shape:
                         raise ValueError(f"gradient rule of op '{op.name}' returned shape "
-                                         f"{tuple(gi.shape)} for input {k} of shape "
-                                         f"{tuple(shape)}")
+                                         f"{tuple(gi.shape)} for input {k} of shape {shape}")
             iid = in_ids[k]
             prev = grads.get(iid)
             if prev is None:

@@ -388,7 +388,7 @@ _TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
 
 def _erf_fwd(xp, x):
     from ..backend import CPU, get_device
-    dev = CPU if xp.__name__ == "numpy" else get_device("gpu")
+    dev = getattr(xp, "gradtape_device", None) or (CPU if xp.__name__ == "numpy" else get_device("gpu"))
     return dev.erf(x).astype(x.dtype, copy=False)
 
 

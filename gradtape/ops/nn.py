@@ -671,24 +671,38 @@ def _blocks(n, oh, bytes_per_row, budget):
 
 
 def _budget(*arrays_or_sizes):
-    """Patch memory allowed: half the bytes of the op's inputs and output (at least 1 MiB)."""
+    """Patch memory allowed: half the bytes of the op's inputs and output (at least 256 KiB)."""
     total = 0
     for a in arrays_or_sizes:
         total += a if isinstance(a, int) else a.nbytes
-    return max(total // 2, 1 << 20)
+    return max(total // 2, 1 << 18)
 
 
-def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1):
-    """Patches ``[n1 - n0, r1 - r0, OW, KH, KW, C]`` of NHWC ``x`` (zeros in the padding)."""
+def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, buf=None):
+    """Patches ``[n1 - n0, r1 - r0, OW, KH, KW, C]`` of NHWC ``x`` (zeros in the padding).
+
+    ``buf``, the patches of an earlier block, is reused when it is large enough: blocks of
+    whole images write the same positions each time, so their zero padding stays zero.
+    """
     c = x.shape[3]
     shape = (n1 - n0, r1 - r0, geo.ow, kh, kw, c)
-    if geo.full:
+    if buf is not None and buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
+        p = buf[:shape[0]]
+        if not geo.full and r1 - r0 != geo.oh:
+            p.fill(0)
+    elif geo.full:
         p = xp.empty(shape, dtype=x.dtype)
     else:
         p = xp.zeros(shape, dtype=x.dtype)
     for i, j, rout, cout, rin, cin in geo.taps(r0, r1):
         p[:, rout, cout, i, j, :] = x[n0:n1, rin, cin, :]
     return p
+
+
+def _rows(a, n0, n1, r0, r1, width):
+    """``a[n0:n1, r0:r1]`` as a 2-D ``[-1, width]`` view (blocks are whole images or a band
+    of one image, so the slice of a C-contiguous array is contiguous)."""
+    return a[n0:n1, r0:r1].reshape(-1, width)
 
 
 def _col2im_add(dx, dp, geo, n0, n1, r0, r1):
@@ -709,11 +723,10 @@ def _conv_fwd(xp, x, w, strides, dilations, pads):
     if out.size == 0:
         return out
     budget = _budget(x, out.nbytes)
+    p = None
     for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * x.itemsize, budget):
-        p = _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1)
-        dst = out[n0:n1, r0:r1]
-        res = xp.matmul(p.reshape(-1, k), wmat)
-        dst[...] = res.reshape(dst.shape)
+        p = _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, p)
+        xp.matmul(p.reshape(-1, k), wmat, out=_rows(out, n0, n1, r0, r1, o))
     return out
 
 
@@ -729,10 +742,13 @@ def _conv_bp_input_fwd(xp, g, w, input_shape, strides, dilations, pads):
     if g.size == 0:
         return dx
     budget = _budget(g, dx.nbytes)
+    buf = None
     for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * g.itemsize, budget):
-        gb = g[n0:n1, r0:r1]
-        dp = xp.matmul(gb.reshape(-1, o), wmat_t).reshape(n1 - n0, r1 - r0, geo.ow, kh, kw, c)
-        _col2im_add(dx, dp, geo, n0, n1, r0, r1)
+        rows = (n1 - n0) * (r1 - r0) * geo.ow
+        if buf is None or buf.shape[0] < rows:
+            buf = xp.empty((rows, k), dtype=g.dtype)
+        dp = xp.matmul(_rows(g, n0, n1, r0, r1, o), wmat_t, out=buf[:rows])
+        _col2im_add(dx, dp.reshape(n1 - n0, r1 - r0, geo.ow, kh, kw, c), geo, n0, n1, r0, r1)
     return dx
 
 
@@ -747,9 +763,10 @@ def _conv_bp_filter_fwd(xp, x, g, filter_shape, strides, dilations, pads):
     if g.size == 0:
         return dw.reshape(filter_shape)
     budget = _budget(x, g)
+    p = None
     for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * x.itemsize, budget):
-        p = _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1)
-        dw += xp.matmul(p.reshape(-1, k).T, g[n0:n1, r0:r1].reshape(-1, o))
+        p = _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, p)
+        dw += xp.matmul(p.reshape(-1, k).T, _rows(g, n0, n1, r0, r1, o))
     return dw.reshape(filter_shape)
 
 
