@@ -169,9 +169,11 @@ def _check_match(path, arrays: dict, targets: dict, what: str):
                             f"{var._value.dtype.name}")
     if problems:
         hint = ""
-        if missing and not set(targets) & set(arrays):
-            hint = " (the file is from a different model, or the model is not built yet: call " \
-                   "it once on an input before loading)"
+        if not targets:
+            hint = " (it has no variables yet: call it once on an input to build it before " \
+                   "loading)"
+        elif not set(targets) & set(arrays):
+            hint = " (no name in common: the file is from a different model)"
         raise CheckpointError(f"checkpoint: {path} does not match the {what}{hint}; nothing "
                               f"was changed:\n  " + "\n  ".join(problems))
 

@@ -34,7 +34,8 @@ def sync_count(device=None) -> int:
     """Host synchronisations so far (``.numpy()``, ``float()`` ... of device tensors)."""
     if device is not None:
         return _backend.get_device(device).sync_count
-    return sum(d.sync_count for d in _backend.list_devices())
+    devices = list(_backend.list_devices()) + list(_backend._extra.values())
+    return sum(d.sync_count for d in devices)
 
 
 def memory_info(device=None) -> dict:

@@ -10,6 +10,8 @@ along the first axis, so it needs one sweep row per output element of one exampl
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import nest
@@ -162,6 +164,18 @@ def batched_entries(entries, source_ids):
 
 # --- rows of the Jacobian -----------------------------------------------------------------
 
+# What a rule that mishandles the extra batch axis raises; the rows are then computed one
+# by one (a missing rule, LookupError, is reported as it is).
+_RULE_ERRORS = (ValueError, TypeError, IndexError)
+
+
+def _warn_fallback(what, exc):
+    warnings.warn(f"GradientTape.{what}: the vectorised backward sweep failed "
+                  f"({type(exc).__name__}: {exc}); computing the rows one by one instead. "
+                  "A gradient rule that cannot take a leading batch axis should be declared "
+                  "with batch_rule=False.", RuntimeWarning, stacklevel=4)
+
+
 def _chunk_size(n, sizes, parallel_iterations):
     if parallel_iterations is not None:
         return max(1, min(n, parallel_iterations))
@@ -297,20 +311,24 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
         ids = list(dict.fromkeys(s._id for s in float_sources))
         shapes = {s._id: tuple(s._value.shape) for s in float_sources}
         dtypes = {s._id: s._value.dtype for s in float_sources}
-        rows: dict = {sid: None for sid in ids}
+        rows = {sid: None for sid in ids}
         if tv.dtype.kind == "f" and n > 0 and ids:
+            rows = None
             seeds = _Seeds(dev.xp, n, tshape, tv.dtype)
             if experimental_use_pfor and n > 1:
-                entries = batched_entries(tape._entries, ids)
                 chunk = _chunk_size(n, [n] + [int(np.prod(s)) for s in shapes.values()],
                                     chunk_limit)
-                blocks = _vectorised_rows(entries, target._id, seeds, n, ids, differentiable,
-                                          chunk, dev)
-                rows = {sid: _assemble(blocks[sid], shapes[sid], dtypes[sid], dev,
-                                       differentiable) for sid in ids}
-            else:
-                rows = _loop_rows(tape._entries, target._id, seeds.row, n, ids, shapes, dtypes, dev,
-                                  differentiable)
+                try:
+                    entries = batched_entries(tape._entries, ids)
+                    blocks = _vectorised_rows(entries, target._id, seeds, n, ids,
+                                              differentiable, chunk, dev)
+                    rows = {sid: _assemble(blocks[sid], shapes[sid], dtypes[sid], dev,
+                                           differentiable) for sid in ids}
+                except _RULE_ERRORS as exc:
+                    _warn_fallback("jacobian", exc)
+            if rows is None:
+                rows = _loop_rows(tape._entries, target._id, seeds.row, n, ids, shapes, dtypes,
+                                  dev, differentiable)
         results = []
         for s in flat_sources:
             sv = s._value
@@ -362,13 +380,19 @@ def tape_batch_jacobian(tape, target, source, unconnected_gradients, parallel_it
         if source._value.dtype.kind == "f" and target._value.dtype.kind == "f" and per > 0 \
                 and b > 0:
             seeds = _BatchSeeds(xp, b, per, ts[1:], target._value.dtype)
+            vectorised = False
             if experimental_use_pfor and per > 1:
-                entries = batched_entries(tape._entries, [sid])
                 chunk = _chunk_size(per, [int(np.prod(ts)), int(np.prod(ss))], chunk_limit)
-                blocks = _vectorised_rows(entries, target._id, seeds, per, [sid], differentiable,
-                                          chunk, dev)
-                rows = _assemble(blocks[sid], ss, source._value.dtype, dev, differentiable)
-            else:
+                try:
+                    entries = batched_entries(tape._entries, [sid])
+                    blocks = _vectorised_rows(entries, target._id, seeds, per, [sid],
+                                              differentiable, chunk, dev)
+                    rows = _assemble(blocks[sid], ss, source._value.dtype, dev,
+                                     differentiable)
+                    vectorised = True
+                except _RULE_ERRORS as exc:
+                    _warn_fallback("batch_jacobian", exc)
+            if not vectorised:
                 rows = _loop_rows(tape._entries, target._id, seeds.row, per, [sid], {sid: ss},
                                   {sid: source._value.dtype}, dev, differentiable)[sid]
         if rows is None:

@@ -80,23 +80,123 @@ class CupyDevice(Device):
         return self._cuda_device
 
     def memory_info(self) -> dict:
-        pool = self._cupy.get_default_memory_pool()
+        """Bytes in use, held by CuPy's memory pool, and the peak in use, on this GPU."""
+        with self._cuda_device:
+            pool = self._cupy.get_default_memory_pool()
+            used = pool.used_bytes()
+            total = pool.total_bytes()
+        peak = max(self.peak_bytes, _ALLOCATOR.peak.get(self.index, 0) if _ALLOCATOR else 0, used)
+        self.peak_bytes = peak
+        return {"device": self.name, "used_bytes": used, "pool_bytes": total, "peak_bytes": peak}
+
+    def reset_peak(self):
+        """Start measuring the peak from the bytes in use now."""
+        with self._cuda_device:
+            used = self._cupy.get_default_memory_pool().used_bytes()
+        self.peak_bytes = used
+        if _ALLOCATOR is not None:
+            _ALLOCATOR.peak[self.index] = used
+
+
+class DeviceOutOfMemoryError(DeviceError, MemoryError):
+    """A GPU allocation failed even after the memory pool's cached blocks were freed."""
+
+
+def _fmt_bytes(n) -> str:
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return f"{n:.2f} GiB"
+
+
+class PoolAllocator:
+    """CuPy allocator used by gradtape: CuPy's default memory pool, plus
+
+    * out-of-memory handling: a failed allocation frees the pool's cached blocks (and
+      CuPy's pinned host pool), collects garbage and retries once, then raises
+      :class:`DeviceOutOfMemoryError` naming the device, the request and the pool's usage;
+    * the peak of bytes in use per device (read at each allocation);
+    * ``keep``: while a step is being captured into a CUDA graph, every allocation is kept
+      alive here so no block the graph uses is handed out again.
+    """
+
+    def __init__(self, cupy):
+        self._cupy = cupy
+        self._pool = cupy.get_default_memory_pool()
+        self._oom = cupy.cuda.memory.OutOfMemoryError
+        self.peak = {}
+        self.keep = None
+
+    def __call__(self, size):
+        pool = self._pool
+        try:
+            mem = pool.malloc(size)
+        except self._oom:
+            mem = self._retry(size)
+        if self.keep is not None:
+            self.keep.append(mem)
         used = pool.used_bytes()
-        self.peak_bytes = max(self.peak_bytes, used)
-        return {"device": self.name, "used_bytes": used, "pool_bytes": pool.total_bytes(),
-                "peak_bytes": self.peak_bytes}
+        dev = mem.device_id
+        if used > self.peak.get(dev, 0):
+            self.peak[dev] = used
+        return mem
+
+    def _retry(self, size):
+        import gc
+        pool = self._pool
+        used, held = pool.used_bytes(), pool.total_bytes()
+        pool.free_all_blocks()
+        try:
+            self._cupy.get_default_pinned_memory_pool().free_all_blocks()
+        except Exception:  # pinned pool unavailable: nothing cached there to free
+            pass
+        gc.collect()
+        try:
+            return pool.malloc(size)
+        except self._oom:
+            dev = self._cupy.cuda.Device().id
+            try:
+                free, total = self._cupy.cuda.runtime.memGetInfo()
+                device_line = f"; the device has {_fmt_bytes(free)} free of {_fmt_bytes(total)}"
+            except Exception:
+                device_line = ""
+            raise DeviceOutOfMemoryError(
+                f"gpu:{dev}: out of memory allocating {_fmt_bytes(size)} ({size} bytes); the "
+                f"memory pool had {_fmt_bytes(used)} in use and held {_fmt_bytes(held)}"
+                f"{device_line}. Cached blocks were freed and the allocation retried once. "
+                "Use a smaller batch, free tensors you no longer need, or check "
+                "gt.config.memory_info()") from None
+
+
+_ALLOCATOR = None
+
+
+def allocator():
+    """The :class:`PoolAllocator` in use (None before a GPU device exists)."""
+    return _ALLOCATOR
 
 
 def make_devices():
+    global _ALLOCATOR
     cupy, count, reason = load_cupy()
     if cupy is None or count == 0:
         return [], reason
+    if _ALLOCATOR is None:
+        _ALLOCATOR = PoolAllocator(cupy)
+        cupy.cuda.set_allocator(_ALLOCATOR)
     return [CupyDevice(i, cupy, count) for i in range(count)], None
+
+
+_INSTALL_HINT = ("to use a GPU, run on a machine with an NVIDIA GPU and driver and install CuPy "
+                 "for its CUDA version: pip install 'gradtape[cuda12]' (or 'gradtape[cuda13]')")
 
 
 def require_gpu(index: int, devices, reason):
     if not devices:
-        raise DeviceError(f"gpu:{index} was asked for but no GPU is usable: {reason}")
+        raise DeviceError(f"gpu:{index} was asked for but no GPU is usable: {reason}. "
+                          f"CuPy or a CUDA device is missing; {_INSTALL_HINT}")
     if index >= len(devices):
         raise DeviceError(f"gpu:{index} was asked for but only {len(devices)} GPU(s) exist "
                           f"(gpu:0..gpu:{len(devices) - 1})")

@@ -16,7 +16,7 @@ import numpy as np
 from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor
 from ._util import as_tensor, dtype_name, normalize_axis, operand
-from .math import _erf_fwd, _sigmoid_fwd, _quiet
+from .math import _erf_fwd, _sigmoid_fwd
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
@@ -77,9 +77,10 @@ def _relu_grad_fwd(xp, g, y):
 
 
 def _relu_grad_vjp(ops, needs, v, ans, g, y):
-    # As TF's ReluGrad gradient: linear in g, zero (not unconnected) in y.
+    # As TF's ReluGrad gradient: linear in g, zero (not unconnected) in y. ``v`` has y's
+    # shape (plus any leading cotangent axes), so zeros_like(v) fits both cases.
     return (ops.relu_grad(v, y) if needs[0] else None,
-            ops.zeros_like(y) if needs[1] else None)
+            ops.zeros_like(v) if needs[1] else None)
 
 
 _relu = defop("relu", _relu_fwd, _relu_vjp, save_inputs=False, save_output=True)
@@ -105,7 +106,7 @@ def _relu6_grad_fwd(xp, g, y):
 
 def _relu6_grad_vjp(ops, needs, v, ans, g, y):
     return (ops.relu6_grad(v, y) if needs[0] else None,
-            ops.zeros_like(y) if needs[1] else None)
+            ops.zeros_like(v) if needs[1] else None)
 
 
 _relu6 = defop("relu6", _relu6_fwd, _relu6_vjp, save_inputs=False, save_output=True)
@@ -134,7 +135,7 @@ def _leaky_grad_fwd(xp, g, x, alpha):
 
 def _leaky_grad_vjp(ops, needs, v, ans, g, x, alpha):
     return (ops.leaky_relu_grad(v, x, alpha=alpha) if needs[0] else None,
-            ops.zeros_like(x) if needs[1] else None)
+            ops.zeros_like(v) if needs[1] else None)
 
 
 _leaky = defop("leaky_relu", _leaky_fwd, _leaky_vjp, save_inputs=True, save_output=False)
@@ -199,11 +200,22 @@ def _gelu_fwd(xp, x, approximate):
         t *= x
         t *= 0.5
         return t
-    e = _erf_fwd(xp, x * _INV_SQRT2)
-    e += 1
+    # 0.5 * x * erfc(-x / sqrt(2)): accurate in the negative tail, where 1 + erf cancels
+    e = _erfc(xp, x * -_INV_SQRT2)
     e *= x
     e *= 0.5
     return e
+
+
+def _erfc(xp, x):
+    try:
+        if xp is np:
+            from scipy.special import erfc
+        else:
+            from cupyx.scipy.special import erfc
+    except ImportError:
+        return 1 - _erf_fwd(xp, x)
+    return erfc(x).astype(x.dtype, copy=False)
 
 
 def _gelu_vjp(ops, needs, g, ans, x, approximate):
@@ -307,11 +319,11 @@ def _log_softmax_vjp(ops, needs, g, ans, x, axis):
     if ops.raw:
         s = g.sum(axis=axis, keepdims=True)
         t = ops.xp.exp(ans)
-        t *= s
         if t.shape == g.shape:
+            t *= s
             ops.xp.subtract(g, t, out=t)
             return (t,)
-        return (g - t,)
+        return (g - t * s,)
     return (g - ops.exp(ans) * _reduce_keep(ops, g, axis),)
 
 
@@ -1254,7 +1266,6 @@ def dropout(x, rate, noise_shape=None, seed=None, rng=None, name=None) -> Tensor
     dt = t._value.dtype
     # float32 draws for every dtype: one seed gives one mask whatever the input's precision
     u = gen._random(nshape, np.dtype(np.float32))
-    xp = dev.xp
     with dev.activate():
         mask = (u >= rate).astype(dt)
         mask *= 1.0 / (1.0 - rate)

@@ -1,0 +1,360 @@
+"""Step capture: record a whole training step into a CUDA graph once, replay it cheaply.
+
+    step = gt.capture(train_step)
+    for x, y in batches:
+        loss = step(x, y)          # same shapes every call
+
+On a CuPy device the first call runs ``fn`` eagerly (it compiles kernels and lets
+optimizers create their state), the second records it into a CUDA graph with CuPy's stream
+capture and launches the graph, and every later call copies its inputs into the recorded
+input buffers and launches the graph again: one launch for the whole step, no Python per op.
+Each call performs exactly one step. What a step may do:
+
+* read tensors passed as arguments (their shapes and dtypes must not change: a call with
+  a different shape raises :class:`CaptureError` naming the argument) and Variables it
+  closes over (weights, optimizer state);
+* assign Variables (``assign``, ``assign_sub`` ... as optimizers do): the new values are
+  written back into the Variables' buffers at the end of each replay;
+* return tensors (nested in lists, tuples, dicts): each call returns fresh copies.
+
+It must not make the host wait for the GPU (``.numpy()``, ``float()``, ``bool()`` of a
+device tensor, data-dependent shapes): CUDA refuses that during capture and the capture
+fails with :class:`CaptureError`. Python side effects (appending to a list, host random
+numbers, a Python step counter) happen only while recording, not on replays; keep such
+state in Variables.
+
+On the CPU ``capture`` simply calls ``fn``. On the strict test device it calls ``fn`` too,
+but applies the GPU's rules so CI catches what would fail on a GPU: a step that
+synchronises with the host (after the warm-up call) or whose input shapes change raises
+:class:`CaptureError`.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+import numpy as np
+
+from . import backend as _backend
+from . import nest
+from .tensor import Tensor, Variable
+
+__all__ = ["capture", "CapturedStep", "CaptureError"]
+
+
+class CaptureError(RuntimeError):
+    """A step cannot be captured or replayed (a host sync, a changed input shape ...)."""
+
+
+def capture(fn=None, *, warmup: int = 1):
+    """Wrap ``fn`` (a training step) so it runs as a replayed CUDA graph on a GPU.
+
+    ``warmup`` eager calls come before the capture (default 1). Usable as a decorator,
+    with or without arguments. See the module documentation for what a step may do.
+    """
+    if fn is None:
+        return lambda f: CapturedStep(f, warmup=warmup)
+    return CapturedStep(fn, warmup=warmup)
+
+
+class _Signature:
+    """Shapes and dtypes of a call's tensor arguments, and the values of the others."""
+
+    __slots__ = ("names", "specs")
+
+    def __init__(self, names, specs):
+        self.names = names
+        self.specs = specs
+
+
+def _spec(value):
+    if isinstance(value, Tensor):
+        return ("tensor", tuple(value._value.shape), value._value.dtype, value._device)
+    if isinstance(value, np.ndarray):
+        return ("array", tuple(value.shape), value.dtype, None)
+    return ("value", value)
+
+
+def _describe(spec):
+    if spec[0] in ("tensor", "array"):
+        kind = "tensor" if spec[0] == "tensor" else "NumPy array"
+        where = f" on {spec[3]}" if spec[3] is not None else ""
+        return f"a {kind} of shape {spec[1]} and dtype {np.dtype(spec[2]).name}{where}"
+    return f"the value {spec[1]!r}"
+
+
+class CapturedStep:
+    """A step function recorded into a CUDA graph on its first GPU calls (see :func:`capture`)."""
+
+    def __init__(self, fn, warmup: int = 1):
+        if not callable(fn):
+            raise TypeError(f"capture: expected a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.warmup = max(0, int(warmup))
+        self.calls = 0
+        self.replays = 0
+        self._graph = None
+        self._signature = None
+        self._inputs = None          # device arrays the graph reads, per flattened argument
+        self._outputs = None         # (structure, device arrays) the graph writes
+        self._write_back = None      # [(variable buffer, new value buffer)]
+        self._keep = None            # every allocation made while capturing
+        self._device = None
+        self._lock = threading.Lock()
+        try:
+            self._param_names = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            self._param_names = []
+        functools.update_wrapper(self, fn)
+
+    # --- arguments ------------------------------------------------------------------------
+    def _flatten(self, args, kwargs):
+        flat, names = [], []
+        for i, a in enumerate(args):
+            label = (f"argument {i} ({self._param_names[i]})" if i < len(self._param_names)
+                     else f"argument {i}")
+            leaves = nest.flatten(a)
+            for j, leaf in enumerate(leaves):
+                flat.append(leaf)
+                names.append(label if len(leaves) == 1 else f"{label}, element {j}")
+        for k in sorted(kwargs):
+            leaves = nest.flatten(kwargs[k])
+            for j, leaf in enumerate(leaves):
+                flat.append(leaf)
+                names.append(f"keyword argument {k!r}" if len(leaves) == 1
+                             else f"keyword argument {k!r}, element {j}")
+        return flat, names
+
+    def _check(self, flat, names):
+        old = self._signature
+        if len(flat) != len(old.specs):
+            raise CaptureError(f"capture: {getattr(self.fn, '__name__', 'step')} was captured with "
+                               f"{len(old.specs)} inputs, now called with {len(flat)}")
+        for name, spec, value in zip(names, old.specs, flat):
+            new = _spec(value)
+            if new[0] == "value" and spec[0] == "value":
+                same = new[1] is spec[1] or _equal(new[1], spec[1])
+            else:
+                same = new[:3] == spec[:3] and (new[3] is spec[3] or spec[0] == "array")
+            if not same:
+                raise CaptureError(
+                    f"capture: {name} of {getattr(self.fn, '__name__', 'step')} changed from "
+                    f"{_describe(spec)} to {_describe(new)}; a captured step replays fixed "
+                    "shapes, dtypes and Python values. Capture a separate step for each shape "
+                    "(gt.capture(fn) again)")
+
+    # --- calling --------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        flat, names = self._flatten(args, kwargs)
+        device = self._device or _device_of(flat)
+        if device.kind == "cpu":
+            self.calls += 1
+            return self.fn(*args, **kwargs)
+        if device.kind == "strict":
+            return self._call_strict(device, flat, names, args, kwargs)
+        if device.kind != "gpu":
+            return self.fn(*args, **kwargs)
+        with self._lock:
+            return self._call_gpu(device, flat, names, args, kwargs)
+
+    def _call_strict(self, device, flat, names, args, kwargs):
+        self.calls += 1
+        if self.calls <= self.warmup:
+            return self.fn(*args, **kwargs)
+        if self._signature is None:
+            self._signature = _Signature(names, [_spec(v) for v in flat])
+            self._device = device
+        else:
+            self._check(flat, names)
+        before = device.sync_count
+        out = self.fn(*args, **kwargs)
+        if device.sync_count != before:
+            raise CaptureError(
+                f"capture: {getattr(self.fn, '__name__', 'step')} made the host wait for "
+                f"{device} {device.sync_count - before} time(s) (.numpy(), float(), bool() of a "
+                "device tensor, or a data-dependent shape); on a GPU this step cannot be "
+                "captured into a CUDA graph")
+        return out
+
+    def _call_gpu(self, device, flat, names, args, kwargs):
+        self.calls += 1
+        if self.calls <= self.warmup:
+            return self.fn(*args, **kwargs)
+        if self._graph is None:
+            return self._record(device, flat, names, args, kwargs)
+        self._check(flat, names)
+        return self._replay(device, flat)
+
+    # --- GPU: recording and replaying --------------------------------------------------------
+    def _record(self, device, flat, names, args, kwargs):
+        from .backend import cupy_backend
+        cupy = device.xp
+        alloc = cupy_backend.allocator()
+        with device.activate():
+            caller = cupy.cuda.get_current_stream()
+            # inputs the graph reads: device buffers owned by this step
+            inputs = []
+            placed = []
+            for v in flat:
+                if isinstance(v, Tensor):
+                    if v._device is not device:
+                        raise CaptureError(f"capture: an input is on {v._device}, the step runs "
+                                           f"on {device}")
+                    buf = device.copy(v._value)
+                    inputs.append(buf)
+                    placed.append(Tensor(buf, device))
+                elif isinstance(v, np.ndarray):
+                    buf = device.asarray(v)
+                    inputs.append(buf)
+                    placed.append(Tensor(buf, device))
+                else:
+                    inputs.append(None)
+                    placed.append(v)
+            call_args, call_kwargs = _rebuild(args, kwargs, placed)
+            stream = cupy.cuda.Stream(non_blocking=True)
+            stream.wait_event(caller.record())
+            keep = []
+            assigned = {}
+            syncs = device.sync_count
+            if alloc is not None:
+                alloc.keep = keep
+            try:
+                with stream, _track_assignments(assigned):
+                    stream.begin_capture()
+                    try:
+                        out = self.fn(*call_args, **call_kwargs)
+                        write_back = []
+                        for var, old in assigned.values():
+                            new = var._value
+                            if new is not old:
+                                old[...] = new          # captured copy back into the old buffer
+                                write_back.append((old, new))
+                                var._value = old
+                    except BaseException as exc:
+                        _abort_capture(stream)
+                        raise _capture_failure(self.fn, device, exc) from exc
+                    graph = stream.end_capture()
+            finally:
+                if alloc is not None:
+                    alloc.keep = None
+            if device.sync_count != syncs:
+                raise CaptureError(f"capture: {getattr(self.fn, '__name__', 'step')} copied "
+                                   f"a tensor to the host while being captured")
+            flat_out = nest.flatten(out)
+            self._outputs = (out, [o._value if isinstance(o, Tensor) else None
+                                   for o in flat_out])
+            self._graph = graph
+            self._keep = keep
+            self._write_back = write_back
+            self._inputs = inputs
+            self._signature = _Signature(names, [_spec(v) for v in flat])
+            self._device = device
+            self._stream = stream
+            graph.launch(stream=caller)
+            self.replays += 1
+            return self._fresh_outputs(device)
+
+    def _replay(self, device, flat):
+        cupy = device.xp
+        with device.activate():
+            caller = cupy.cuda.get_current_stream()
+            for buf, v in zip(self._inputs, flat):
+                if buf is None:
+                    continue
+                if isinstance(v, Tensor):
+                    if v._value is not buf:
+                        cupy.copyto(buf, v._value)
+                else:
+                    buf.set(np.ascontiguousarray(v, dtype=buf.dtype), stream=caller)
+            self._graph.launch(stream=caller)
+            self.replays += 1
+            return self._fresh_outputs(device)
+
+    def _fresh_outputs(self, device):
+        structure, arrays = self._outputs
+        if structure is None:
+            return None
+        flat = nest.flatten(structure)
+        fresh = [Tensor(device.copy(a), device) if a is not None else leaf
+                 for leaf, a in zip(flat, arrays)]
+        if isinstance(structure, Tensor):
+            return fresh[0]
+        return nest.pack_sequence_as(structure, fresh) if flat else structure
+
+
+def _equal(a, b):
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _device_of(flat):
+    for v in flat:
+        if isinstance(v, Tensor):
+            return v._device
+    return _backend.current_device()
+
+
+def _rebuild(args, kwargs, placed):
+    it = iter(placed)
+    new_args = []
+    for a in args:
+        leaves = nest.flatten(a)
+        vals = [next(it) for _ in leaves]
+        new_args.append(nest.pack_sequence_as(a, vals) if not _is_leaf(a) else vals[0])
+    new_kwargs = {}
+    for k in sorted(kwargs):
+        a = kwargs[k]
+        leaves = nest.flatten(a)
+        vals = [next(it) for _ in leaves]
+        new_kwargs[k] = nest.pack_sequence_as(a, vals) if not _is_leaf(a) else vals[0]
+    return new_args, new_kwargs
+
+
+def _is_leaf(a):
+    return not isinstance(a, (list, tuple, dict))
+
+
+class _track_assignments:
+    """Record, for this thread, each Variable assigned and the buffer it had before."""
+
+    def __init__(self, record):
+        self.record = record
+        self.thread = threading.get_ident()
+        self.original = None
+
+    def __enter__(self):
+        original = Variable._set
+        record = self.record
+        thread = self.thread
+
+        def _set(var, array):
+            if threading.get_ident() == thread and id(var) not in record:
+                record[id(var)] = (var, var._value)
+            original(var, array)
+        self.original = original
+        Variable._set = _set
+        return self
+
+    def __exit__(self, *exc):
+        Variable._set = self.original
+        return False
+
+
+def _abort_capture(stream):
+    try:
+        stream.end_capture()
+    except Exception:  # the capture was invalidated by the failure being reported
+        pass
+
+
+def _capture_failure(fn, device, exc):
+    name = getattr(fn, "__name__", "step")
+    text = f"{type(exc).__name__}: {exc}"
+    if "apture" in text or "cudaErrorStreamCapture" in text or "synchron" in text:
+        return CaptureError(f"capture: {name} synchronised with the host while being captured "
+                            f"on {device} ({text}); remove .numpy(), float(), bool() and "
+                            "data-dependent shapes from the step")
+    return CaptureError(f"capture: {name} failed while being captured on {device} ({text})")

@@ -1,0 +1,240 @@
+"""Weights and training checkpoints: round trips, atomic writes, and every bad file or
+mismatch leaving all variables unchanged."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape import layers
+from gradtape.checkpoint import CheckpointError
+
+X = np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32)
+Y = np.random.default_rng(1).integers(0, 3, 8)
+
+
+def make_model(hidden=6):
+    model = gt.keras.Sequential([layers.Dense(hidden, activation="relu"),
+                                 layers.BatchNormalization(), layers.Dense(3)])
+    model(X)
+    return model
+
+
+def train_steps(model, opt, n=2):
+    loss_fn = gt.losses.SparseCategoricalCrossentropy(from_logits=True)
+    for _ in range(n):
+        with gt.GradientTape() as tape:
+            loss = loss_fn(Y, model(X, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+
+
+def snapshot(model):
+    return [v.numpy().copy() for v in model.variables]
+
+
+def assert_same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+# --- weights ------------------------------------------------------------------------------------
+
+def test_save_and_load_weights_round_trip(tmp_path):
+    model = make_model()
+    path = tmp_path / "model.safetensors"
+    model.save_weights(path)
+    saved = snapshot(model)
+    other = make_model()
+    other.load_weights(path)
+    assert_same(snapshot(other), saved)
+    np.testing.assert_array_equal(other(X).numpy(), model(X).numpy())
+    # a safetensors file with a JSON header, not a pickle
+    data = path.read_bytes()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    assert header["__metadata__"]["format"] == "gradtape"
+    assert "layers.0.kernel" in header and header["layers.0.kernel"]["dtype"] == "F32"
+
+
+def test_write_is_atomic(tmp_path, monkeypatch):
+    model = make_model()
+    path = tmp_path / "w.safetensors"
+    model.save_weights(path)
+    good = path.read_bytes()
+    model.layers[0].kernel.assign(np.zeros((5, 6), np.float32))
+
+    def crash(src, dst):
+        raise OSError("simulated crash before the rename")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="simulated crash"):
+        model.save_weights(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == good                     # the old file is intact
+    assert sorted(os.listdir(tmp_path)) == ["w.safetensors"]   # no temporary left behind
+
+
+def _corrupt_cases(good: bytes):
+    n = int.from_bytes(good[:8], "little")
+    flipped = bytearray(good)
+    flipped[-3] ^= 0xFF                                   # a bit flip in the data
+    bad_header = bytearray(good)
+    bad_header[10] = ord("#")
+    return {
+        "truncated": good[: len(good) - 7],
+        "truncated_header": good[: 8 + n // 2],
+        "empty": b"",
+        "flipped_data": bytes(flipped),
+        "bad_header": bytes(bad_header),
+        "garbage": b"\x80\x04\x95 not a checkpoint at all" * 3,
+    }
+
+
+@pytest.mark.parametrize("case", ["truncated", "truncated_header", "empty", "flipped_data",
+                                  "bad_header", "garbage"])
+def test_corrupted_files_raise_and_change_nothing(tmp_path, case):
+    model = make_model()
+    path = tmp_path / "w.safetensors"
+    model.save_weights(path)
+    path.write_bytes(_corrupt_cases(path.read_bytes())[case])
+    target = make_model()
+    before = snapshot(target)
+    with pytest.raises(CheckpointError, match="truncated|corrupted|not written by gradtape"):
+        target.load_weights(path)
+    assert_same(snapshot(target), before)
+
+
+def test_foreign_safetensors_file_is_refused(tmp_path):
+    import safetensors.numpy
+    path = tmp_path / "foreign.safetensors"
+    safetensors.numpy.save_file({"layers.0.kernel": np.zeros((5, 6), np.float32)}, str(path))
+    with pytest.raises(CheckpointError, match="not written by gradtape"):
+        make_model().load_weights(path)
+
+
+@pytest.mark.parametrize("other,pattern", [
+    (lambda: make_model(hidden=7), r"layers\.0\.kernel: the file has shape \(5, 6\), the "
+                                   r"variable \(5, 7\)"),
+    (lambda: gt.keras.Sequential([layers.Dense(6), layers.Dense(3)]),
+     r"in the file but not in the .*layers\.1\.gamma"),
+    (lambda: gt.keras.Sequential([layers.Dense(6, activation="relu"),
+                                  layers.BatchNormalization(), layers.Dense(3),
+                                  layers.Dense(2)]),
+     r"missing from the file: layers\.3\.bias, layers\.3\.kernel"),
+    (lambda: gt.keras.Sequential([layers.Dense(6, dtype="float64"), layers.BatchNormalization(
+        dtype="float64"), layers.Dense(3, dtype="float64")]),
+     r"layers\.0\.bias: the file has dtype float32, the variable float64"),
+])
+def test_mismatched_models_raise_and_change_nothing(tmp_path, other, pattern):
+    path = tmp_path / "w.safetensors"
+    make_model().save_weights(path)
+    target = other()
+    target(X)
+    before = snapshot(target)
+    with pytest.raises(CheckpointError, match=pattern):
+        target.load_weights(path)
+    assert_same(snapshot(target), before)
+
+
+def test_a_different_model_and_an_unbuilt_model_are_named(tmp_path):
+    path = tmp_path / "w.safetensors"
+    make_model().save_weights(path)
+    cnn = gt.keras.Sequential([layers.Conv2D(2, 3), layers.Flatten(), layers.Dense(3)])
+    with pytest.raises(CheckpointError, match="no variables yet: call it once"):
+        cnn.load_weights(path)
+    cnn(np.zeros((1, 5, 5, 1)))
+    before = snapshot(cnn)
+    with pytest.raises(CheckpointError, match=r"layers\.0\.kernel: the file has shape "
+                                              r"\(5, 6\), the variable \(3, 3, 1, 2\)"):
+        cnn.load_weights(path)
+    mlp = gt.keras.Sequential([layers.Dense(3)])
+    mlp.inner = layers.Dense(2)
+    mlp.layers = []
+    mlp(np.zeros((1, 4)))
+    mlp.inner(np.zeros((1, 4)))
+    with pytest.raises(CheckpointError, match="no name in common: the file is from a "
+                                              "different model"):
+        mlp.load_weights(path)
+    assert_same(snapshot(cnn), before)
+    with pytest.raises(CheckpointError, match="no such file"):
+        make_model().load_weights(tmp_path / "missing.safetensors")
+
+
+# --- training checkpoints ---------------------------------------------------------------------------
+
+def test_checkpoint_restores_model_and_optimizer_state(tmp_path):
+    model = make_model()
+    opt = gt.optimizers.Adam(0.01)
+    train_steps(model, opt, 2)
+    ckpt = gt.train.Checkpoint(model=model, optimizer=opt)
+    path = ckpt.save(str(tmp_path / "ckpt"))
+    assert path.endswith("ckpt-1.safetensors") and os.path.exists(path)
+    assert gt.train.latest_checkpoint(tmp_path) == path
+    saved = snapshot(model)
+    slots = [v.numpy().copy() for v in opt.variables]
+
+    train_steps(model, opt, 3)                            # move away, then come back
+    ckpt.restore(path)
+    assert_same(snapshot(model), saved)
+    assert int(opt.iterations.numpy()) == 2
+    assert_same([v.numpy() for v in opt.variables], slots)
+
+    # A fresh model + optimizer restored from the file continue exactly like the original.
+    model2 = make_model()
+    opt2 = gt.optimizers.Adam(0.01)
+    gt.train.Checkpoint(model=model2, optimizer=opt2).restore(path)
+    assert int(opt2.iterations.numpy()) == 2
+    train_steps(model, opt, 2)
+    train_steps(model2, opt2, 2)
+    for a, b in zip(snapshot(model), snapshot(model2)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+    path2 = ckpt.save(str(tmp_path / "ckpt"))
+    assert path2.endswith("ckpt-2.safetensors")
+    assert gt.train.latest_checkpoint(tmp_path) == path2
+    assert ckpt.restore(path2[: -len(".safetensors")]).restored
+
+
+def test_checkpoint_mismatch_changes_neither_model_nor_optimizer(tmp_path):
+    model = make_model()
+    opt = gt.optimizers.Adam(0.01)
+    train_steps(model, opt, 1)
+    path = gt.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "c"))
+
+    sgd_model = make_model()
+    sgd = gt.optimizers.SGD(0.1, momentum=0.9)
+    train_steps(sgd_model, sgd, 1)
+    before = snapshot(sgd_model)
+    before_opt = [v.numpy().copy() for v in sgd.variables]
+    with pytest.raises(CheckpointError, match="slot 'm' is not a slot of SGD"):
+        gt.train.Checkpoint(model=sgd_model, optimizer=sgd).restore(path)
+    assert_same(snapshot(sgd_model), before)
+    assert_same([v.numpy() for v in sgd.variables], before_opt)
+
+    wide = make_model(hidden=9)
+    wide_before = snapshot(wide)
+    with pytest.raises(CheckpointError, match="model/layers.0.kernel"):
+        gt.train.Checkpoint(model=wide, optimizer=gt.optimizers.Adam()).restore(path)
+    assert_same(snapshot(wide), wide_before)
+
+    with pytest.raises(CheckpointError, match="holds 'weights' data"):
+        weights = tmp_path / "w.safetensors"
+        model.save_weights(weights)
+        gt.train.Checkpoint(model=model).restore(weights)
+    with pytest.raises(CheckpointError, match="training checkpoint"):
+        model.load_weights(path)
+
+
+def test_checkpoint_of_plain_variables_and_latest_in_empty_dir(tmp_path):
+    v = gt.Variable(np.arange(3.0))
+    ckpt = gt.train.Checkpoint(v=v)
+    path = ckpt.write(str(tmp_path / "plain.safetensors"))
+    v.assign(np.zeros(3))
+    ckpt.restore(path)
+    np.testing.assert_array_equal(v.numpy(), [0.0, 1.0, 2.0])
+    assert gt.train.latest_checkpoint(tmp_path / "nothing_here") is None
+    with pytest.raises(TypeError, match="must be a gt Module"):
+        gt.train.Checkpoint(model=object())

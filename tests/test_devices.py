@@ -1,0 +1,410 @@
+"""Devices: scopes, the default device and its override, mixing errors, the strict test
+device catching host leaks, sync counting, memory info, step capture, and one training
+step that must give the same numbers on every device without a host sync."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape import backend
+from gradtape.backend import DeviceError
+from gradtape.backend import kernels as K
+from gradtape.backend.strict import HostLeakError, StrictArray, StrictDevice
+from gradtape.capture import CaptureError, capture
+from gradtape.ops import fused
+from gradtape.registry import Op, apply
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_python(code, **env):
+    full = dict(os.environ)
+    full.pop("GRADTAPE_DEVICE", None)
+    full.update(env)
+    full["PYTHONPATH"] = ROOT + os.pathsep + full.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full, timeout=120, cwd=ROOT)
+
+
+# --- scopes and defaults ------------------------------------------------------------------------
+
+def test_device_scope_places_new_tensors_and_nests():
+    default = gt.config.default_device()
+    with gt.device("strict:0") as dev:
+        assert dev.name == "strict:0"
+        a = gt.constant([1.0, 2.0])
+        assert a.device.name == "strict:0"
+        with gt.device("cpu"):
+            b = gt.constant(1.0)
+            assert b.device.name == "cpu:0"
+        assert gt.constant(0.0).device.name == "strict:0"
+        c = a * 2.0 + 1.0
+        assert c.device is dev
+        np.testing.assert_allclose(c.numpy(), [3.0, 5.0])
+    assert gt.constant(0.0).device is default
+
+
+def test_device_names_are_parsed_like_tensorflow():
+    assert gt.get_device("/device:CPU:0") is gt.get_device("cpu")
+    assert gt.get_device("STRICT:0") is gt.get_device("strict:0")
+    assert gt.get_device("strict:1") is not gt.get_device("strict:0")
+    with pytest.raises(DeviceError, match="unknown device 'tpu:0'"):
+        gt.get_device("tpu:0")
+    with pytest.raises(DeviceError, match="cpu:1 does not exist"):
+        gt.get_device("cpu:1")
+
+
+def test_environment_variable_overrides_the_default_device():
+    code = ("import gradtape as gt; x = gt.constant([1.0]); "
+            "print(gt.config.default_device().name, x.device.name, (x * 3.0).numpy()[0])")
+    out = _run_python(code, GRADTAPE_DEVICE="cpu")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["cpu:0", "cpu:0", "3.0"]
+    out = _run_python(code, GRADTAPE_DEVICE="strict:0")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["strict:0", "strict:0", "3.0"]
+
+
+def test_list_devices_has_the_cpu_and_each_usable_gpu():
+    devs = gt.config.list_devices()
+    assert devs[0] is gt.get_device("cpu")
+    gpus = [d for d in devs if d.kind == "gpu"]
+    if backend.gpu_unavailable_reason() is None:
+        assert [d.name for d in gpus][:1] == ["gpu:0"]
+    else:
+        assert gpus == []
+    assert gt.config.list_physical_devices("CPU") == [devs[0]]
+
+
+def test_gpu_on_a_machine_without_one_says_what_is_missing_and_how_to_install():
+    if backend.gpu_unavailable_reason() is None:
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(DeviceError) as info:
+        gt.device("gpu:0")
+    msg = str(info.value)
+    assert "gpu:0" in msg and "CuPy" in msg
+    assert "gradtape[cuda12]" in msg
+    out = _run_python("import gradtape as gt; gt.constant(1.0)", GRADTAPE_DEVICE="gpu")
+    assert out.returncode != 0
+    assert "gradtape[cuda12]" in out.stderr and "DeviceError" in out.stderr
+
+
+def test_second_gpu_that_does_not_exist_is_named():
+    if backend.gpu_unavailable_reason() is not None:
+        pytest.skip("no GPU: the missing-GPU message is tested instead")
+    n = len([d for d in gt.config.list_devices() if d.kind == "gpu"])
+    with pytest.raises(DeviceError, match=f"gpu:{n} was asked for but only {n} GPU"):
+        gt.device(f"gpu:{n}")
+
+
+def test_info_command_reports_versions_devices_and_the_choice():
+    out = _run_python("import sys; from gradtape.__main__ import main; sys.exit(main(['info']))")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"gradtape {gt.__version__}"
+    assert any(line.startswith("numpy    ") for line in lines)
+    assert "devices:" in lines and "  cpu:0" in lines
+    if backend.gpu_unavailable_reason() is None:
+        assert "default device: gpu:0" in lines
+    else:
+        assert "default device: cpu:0" in lines
+        assert any(line.startswith("no GPU used: ") for line in lines)
+
+
+# --- mixing devices and host values -----------------------------------------------------------------
+
+def test_mixed_devices_error_names_the_op_and_both_devices():
+    a = gt.constant([1.0, 2.0])
+    with gt.device("strict:0"):
+        b = gt.constant([3.0, 4.0])
+    with pytest.raises(DeviceError) as info:
+        a + b
+    msg = str(info.value)
+    assert msg.startswith("add:") and "cpu:0" in msg and "strict:0" in msg
+    with pytest.raises(DeviceError, match=r"^matmul: .*(cpu:0.*strict:0|strict:0.*cpu:0)"):
+        gt.matmul(gt.reshape(a, (1, 2)), gt.reshape(b, (2, 1)))
+    with gt.device("strict:1"):
+        c = gt.constant([1.0, 1.0])
+    with pytest.raises(DeviceError, match="strict:0 and strict:1"):
+        gt.multiply(b, c)
+
+
+def test_copy_between_devices_keeps_gradients_flowing_back(device):
+    x = gt.constant([1.0, 2.0, 3.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        on_cpu = x.to("cpu")
+        y = gt.reduce_sum(on_cpu * on_cpu)
+    g = tape.gradient(y, x)
+    assert on_cpu.device.name == "cpu:0"
+    assert g.device is device
+    np.testing.assert_allclose(g.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_numpy_operand_is_placed_on_the_tensor_device(device):
+    x = gt.constant([1.0, 2.0, 3.0])
+    host = np.array([10.0, 20.0, 30.0], dtype=np.float32)
+    for y in (x + host, host + x, gt.maximum(x, host), x * [2.0, 2.0, 2.0]):
+        assert y.device is device
+    np.testing.assert_allclose((host - x).numpy(), [9.0, 18.0, 27.0])
+    z = x + np.float32(1.0) + np.array(2.0, dtype=np.float32) + 3
+    np.testing.assert_allclose(z.numpy(), [7.0, 8.0, 9.0])
+
+
+def test_scalars_and_zero_d_host_values_mix_with_device_arrays():
+    dev = gt.get_device("strict:0")
+    a = dev.xp.ones(3, dtype=np.float32)
+    for other in (2, 2.0, np.float32(2.0), np.array(2.0, dtype=np.float32)):
+        out = a * other
+        assert isinstance(out, StrictArray)
+        np.testing.assert_allclose(dev.to_host(out), [2.0, 2.0, 2.0])
+
+
+# --- the strict device ------------------------------------------------------------------------------
+
+def test_strict_arrays_refuse_host_arrays_naming_both_sides():
+    dev = gt.get_device("strict:0")
+    a = dev.xp.arange(4.0)
+    host = np.ones(4)
+    for bad in (lambda: a + host, lambda: host + a, lambda: dev.xp.add(a, host),
+                lambda: dev.xp.where(a > 1, host, a), lambda: np.add(a, host, out=host)):
+        with pytest.raises(TypeError) as info:
+            bad()
+        msg = str(info.value)
+        assert "strict:0" in msg and "host numpy.ndarray of shape (4,)" in msg
+    with pytest.raises(TypeError, match="indexed by a host numpy.ndarray"):
+        a[np.array([0, 1])]
+    with pytest.raises(TypeError, match="indexed by a host list"):
+        a[[0, 1]]
+    with pytest.raises(TypeError, match="strict:0 and strict:1"):
+        a + gt.get_device("strict:1").xp.ones(4)
+
+
+@pytest.mark.parametrize("what,convert", [
+    ("__array__", np.asarray), ("float()", lambda a: float(a[0])),
+    ("int()", lambda a: int(a[0])), ("bool()", lambda a: bool(a[0])),
+    (".item()", lambda a: a[0].item()), (".tolist()", lambda a: a.tolist()),
+    ("operator.index()", lambda a: [1, 2, 3][a[0].astype(np.int64)]),
+])
+def test_strict_arrays_refuse_implicit_host_conversion(what, convert):
+    a = gt.get_device("strict:0").xp.ones(3)
+    with pytest.raises(TypeError) as info:
+        convert(a)
+    assert what in str(info.value) and "strict:0" in str(info.value)
+
+
+def test_strict_namespace_runs_numpy_functions_and_counts_transfers():
+    dev = StrictDevice(7)
+    xp = dev.xp
+    a = dev.asarray(np.arange(6.0).reshape(2, 3))
+    assert dev.transfer_count == 1 and dev.sync_count == 0
+    s = np.sum(a, axis=0)            # NumPy functions dispatch to the device, as for CuPy
+    assert isinstance(s, StrictArray) and isinstance(xp.sum(a), StrictArray)
+    m = xp.matmul(a, a.T)
+    z = xp.zeros_like(m)
+    xp.add.at(z, (xp.asarray([0, 0]), xp.asarray([1, 1])), 1.0)
+    np.testing.assert_allclose(dev.to_host(z), [[0.0, 2.0], [0.0, 0.0]])
+    np.testing.assert_allclose(dev.to_host(m), [[5.0, 14.0], [14.0, 50.0]])
+    np.testing.assert_allclose(dev.to_host(s), [3.0, 5.0, 7.0])
+    assert dev.sync_count == 3 and dev.transfer_count == 6    # 3 uploads, 3 downloads
+    xp.nonzero(a > 2)                # a data-dependent shape makes a GPU wait
+    assert dev.sync_count == 4
+    info = dev.memory_info()
+    assert info["device"] == "strict:7" and info["used_bytes"] >= a.nbytes
+    assert info["peak_bytes"] >= info["used_bytes"]
+
+
+def _leaky_forward_op():
+    def fwd(xp, x):
+        return x + np.ones(x.shape, dtype=x.dtype)      # a host array inside an op
+    return Op("leaky_forward", fwd, lambda ops, needs, g, ans, x: (g,))
+
+
+def _syncing_rule_op():
+    def vjp(ops, needs, g, ans, x):
+        scale = float(g.sum())                             # a host sync inside backward
+        return (g * scale,)
+    return Op("syncing_rule", lambda xp, x: x * 1, vjp, save_output=False)
+
+
+def test_strict_device_catches_an_op_that_takes_a_host_array():
+    op = _leaky_forward_op()
+    with gt.device("cpu"):
+        np.testing.assert_allclose(apply(op, (gt.constant([1.0]),)).numpy(), [2.0])
+    with gt.device("strict:0"):
+        with pytest.raises(TypeError, match=r"leaky_forward: .*host numpy\.ndarray"):
+            apply(op, (gt.constant([1.0]),))
+
+
+def test_strict_device_catches_a_host_sync_inside_backward():
+    op = _syncing_rule_op()
+    for dev, ok in (("cpu", True), ("strict:0", False)):
+        with gt.device(dev):
+            x = gt.constant([1.0, 2.0])
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = gt.reduce_sum(apply(op, (x,)))
+            if ok:
+                np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 2.0])
+            else:
+                with pytest.raises(TypeError, match=r"float\(\) of a strict:0 array"):
+                    tape.gradient(y, x)
+
+
+def test_sync_count_counts_explicit_copies():
+    dev = gt.get_device("strict:0")
+    with gt.device(dev):
+        x = gt.constant([1.0, 2.0])
+        before = gt.config.sync_count("strict:0")
+        y = gt.reduce_sum(x * x)
+        assert gt.config.sync_count("strict:0") == before
+        assert float(y) == 5.0
+        y.numpy()
+        bool(y > 1.0)
+        assert gt.config.sync_count("strict:0") == before + 3
+        assert gt.config.sync_count() >= before + 3
+
+
+def test_memory_info_has_used_pool_and_peak(device):
+    x = gt.zeros((256, 256))
+    info = gt.config.memory_info(device)
+    assert info["device"] == device.name
+    assert set(info) >= {"used_bytes", "pool_bytes", "peak_bytes"}
+    if device.kind == "cpu":
+        assert info["used_bytes"] is None
+    else:
+        assert info["used_bytes"] >= x.size * 4
+        assert info["peak_bytes"] >= info["used_bytes"]
+        assert info["pool_bytes"] >= info["used_bytes"]
+
+
+# --- a training step on every device ------------------------------------------------------------------
+
+_RNG = np.random.default_rng(5)
+_X = _RNG.standard_normal((16, 8)).astype(np.float32)
+_Y = _RNG.integers(0, 3, 16).astype(np.int32)
+_W1 = (_RNG.standard_normal((8, 12)) * 0.4).astype(np.float32)
+_B1 = (_RNG.standard_normal(12) * 0.1).astype(np.float32)
+_G = (1 + 0.1 * _RNG.standard_normal(12)).astype(np.float32)
+_W2 = (_RNG.standard_normal((12, 3)) * 0.4).astype(np.float32)
+_B2 = np.zeros(3, np.float32)
+
+
+def _make_model():
+    return [gt.Variable(v) for v in (_W1, _B1, _G, _W2, _B2)]
+
+
+def _train(steps, fused_ops):
+    """A few SGD-with-momentum steps of a small MLP on the current device; the losses and
+    final weights, and the host syncs made inside the steps."""
+    params = _make_model()
+    velocity = [gt.zeros(p.shape) for p in params]
+    x, y = gt.constant(_X), gt.constant(_Y)
+    dev = x.device
+    losses = []
+    syncs = 0
+    for _ in range(steps):
+        before = dev.sync_count
+        w1, b1, g, w2, b2 = params
+        with gt.GradientTape() as tape:
+            if fused_ops:
+                h = fused.fused_bias_act(gt.matmul(x, w1), b1, "gelu_tanh")
+                h = fused.fused_layer_norm(h, g, None, 1e-3)
+                logits = gt.matmul(h, w2) + b2
+                loss = gt.reduce_mean(fused.fused_sparse_softmax_cross_entropy(y, logits))
+            else:
+                h = gt.tanh(gt.matmul(x, w1) + b1) * g
+                logits = gt.matmul(h, w2) + b2
+                loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        grads = tape.gradient(loss, params)
+        for p, v, gr in zip(params, velocity, grads):
+            K.sgd_momentum_update(dev.xp, p._value, gr._value, v._value, 0.1, 0.9)
+        syncs += dev.sync_count - before
+        losses.append(loss)
+    return [l.numpy() for l in losses], [p.numpy() for p in params], syncs
+
+
+@pytest.mark.parametrize("fused_ops", [False, True], ids=["plain", "fused"])
+def test_training_step_gives_the_same_numbers_on_every_device(device, fused_ops):
+    losses, weights, syncs = _train(4, fused_ops)
+    with gt.device("cpu"):
+        ref_losses, ref_weights, _ = _train(4, fused_ops)
+    assert losses[-1] < losses[0]
+    np.testing.assert_allclose(losses, ref_losses, rtol=2e-5, atol=1e-6)
+    for w, r in zip(weights, ref_weights):
+        np.testing.assert_allclose(w, r, rtol=1e-4, atol=1e-5)
+    if device.kind != "cpu":
+        assert syncs == 0, f"{syncs} host syncs inside the training steps on {device}"
+
+
+# --- step capture ------------------------------------------------------------------------------------
+
+def _capturable_step(params, lr=0.05):
+    def step(x, y):
+        with gt.GradientTape() as tape:
+            logits = gt.matmul(fused.fused_bias_act(gt.matmul(x, params[0]), params[1], "relu"),
+                               params[3]) + params[4]
+            loss = gt.reduce_mean(fused.fused_sparse_softmax_cross_entropy(y, logits))
+        grads = tape.gradient(loss, [params[0], params[1], params[3], params[4]])
+        for p, g in zip([params[0], params[1], params[3], params[4]], grads):
+            p.assign_sub(lr * g)
+        return loss
+    return step
+
+
+def test_capture_replays_the_step_with_new_inputs(device):
+    params = _make_model()
+    step = capture(_capturable_step(params))
+    xs = [gt.constant(_X * s) for s in (1.0, 0.5, -1.0, 2.0)]
+    y = gt.constant(_Y)
+    losses = [step(x, y).numpy() for x in xs]
+    with gt.device("cpu"):
+        ref_params = _make_model()
+        eager = _capturable_step(ref_params)
+        ref = [eager(gt.constant(_X * s), gt.constant(_Y)).numpy() for s in (1.0, 0.5, -1.0, 2.0)]
+    np.testing.assert_allclose(losses, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(params[0].numpy(), ref_params[0].numpy(), rtol=1e-4, atol=1e-6)
+    assert step.calls == 4
+
+
+def test_capture_names_the_input_whose_shape_changed():
+    with gt.device("strict:0"):
+        params = _make_model()
+        step = capture(_capturable_step(params))
+        y = gt.constant(_Y)
+        step(gt.constant(_X), y)
+        step(gt.constant(_X), y)
+        with pytest.raises(CaptureError, match=r"argument 0 \(x\) of step changed from a tensor "
+                                               r"of shape \(16, 8\).* to a tensor of shape \(8, 8\)"):
+            step(gt.constant(_X[:8]), y)
+
+
+def test_capture_refuses_a_step_that_syncs_with_the_host():
+    with gt.device("strict:0"):
+        params = _make_model()
+        inner = _capturable_step(params)
+
+        def step(x, y):
+            loss = inner(x, y)
+            if float(loss) > 100.0:          # a host sync: cannot be captured on a GPU
+                raise AssertionError("diverged")
+            return loss
+        captured = capture(step)
+        captured(gt.constant(_X), gt.constant(_Y))        # the warm-up call may sync
+        with pytest.raises(CaptureError, match="made the host wait for strict:0 1 time"):
+            captured(gt.constant(_X), gt.constant(_Y))
+
+
+def test_capture_on_the_cpu_simply_calls_the_function():
+    calls = []
+    step = capture(lambda x: calls.append(x) or x * 2.0)
+    with gt.device("cpu"):
+        out = step(gt.constant([1.0]))
+        step(gt.constant([1.0, 2.0]))                      # new shapes are fine on the CPU
+    np.testing.assert_allclose(out.numpy(), [2.0])
+    assert len(calls) == 2

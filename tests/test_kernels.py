@@ -1,0 +1,399 @@
+"""The CUDA kernels of kernels/*.cu.
+
+* Every kernel file compiles with NVRTC for compute capabilities 8.0 and 9.0 with the
+  options the CuPy device uses, with no error and no warning. NVRTC needs no GPU: this runs
+  on CPU-only CI through CuPy's internal NVRTC binding (skipped only when CuPy is missing).
+* The NumPy references agree with the math they document.
+* On a GPU (tests marked ``gpu``), each kernel agrees with its NumPy reference on random
+  inputs, in float32 and float64.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib.util
+import os
+import re
+import types
+
+import numpy as np
+import pytest
+
+from gradtape.backend import kernels as K
+
+ARCHES = ("compute_80", "compute_90")
+
+
+def _preload_pip_nvrtc():
+    """Load the NVRTC library of the ``nvidia-cuda-nvrtc`` wheel, if installed, so CuPy's
+    binding finds it even where no CUDA toolkit is on the library path."""
+    roots = []
+    for pkg in ("nvidia.cuda_nvrtc", "nvidia.cu13", "nvidia"):
+        try:
+            spec = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            roots.extend(spec.submodule_search_locations)
+    for root in roots:
+        for lib in sorted(glob.glob(os.path.join(root, "**", "libnvrtc.so*"), recursive=True)):
+            if "builtins" in os.path.basename(lib) or ".alt." in os.path.basename(lib):
+                continue
+            try:
+                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+                return lib
+            except OSError:
+                continue
+    return None
+
+
+def _nvrtc():
+    try:
+        import cupy  # noqa: F401
+    except Exception as exc:  # not installed, or a broken install
+        pytest.skip(f"CuPy is not importable ({type(exc).__name__}: {exc}); install the "
+                    "`kernels` extra to compile-check the CUDA kernels")
+    from cupy_backends.cuda.libs import nvrtc
+    try:
+        nvrtc.getVersion()
+    except Exception:
+        found = _preload_pip_nvrtc()
+        try:
+            nvrtc.getVersion()
+        except Exception as exc:
+            pytest.fail(f"CuPy imports but NVRTC cannot be loaded ({exc}); preloaded: {found}. "
+                        "Install nvidia-cuda-nvrtc-cu12 (the `kernels` extra)")
+    return nvrtc
+
+
+def nvrtc_compile(nvrtc, source, name, arch):
+    """``(ok, log, ptx)`` of compiling ``source`` for ``arch`` with the loader's options."""
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, list(K.compile_options(arch)))
+            ok = True
+        except Exception:
+            ok = False
+        log = nvrtc.getProgramLog(prog).strip().strip("\x00")
+        ptx = nvrtc.getPTX(prog) if ok else ""
+    finally:
+        nvrtc.destroyProgram(prog)
+    if isinstance(ptx, bytes):
+        ptx = ptx.decode()
+    return ok, log, ptx
+
+
+def _entry_points(source):
+    return re.findall(r"__global__\s+void\s+(\w+)\s*\(", source)
+
+
+FILES = K.kernel_files()
+
+
+def test_kernel_sources_are_found_and_complete():
+    assert set(FILES) >= {"activation.cu", "softmax.cu", "layer_norm.cu", "optimizers.cu",
+                          "embedding.cu"}
+    for f in FILES:
+        src = K.kernel_source(f)
+        assert '#include "' not in src, f"{f}: a local include was not inlined"
+        assert _entry_points(src), f"{f} declares no kernel"
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("name", FILES)
+def test_kernel_compiles_without_errors_or_warnings(name, arch):
+    nvrtc = _nvrtc()
+    source = K.kernel_source(name)
+    ok, log, ptx = nvrtc_compile(nvrtc, source, name, arch)
+    assert ok, f"{name} failed to compile for {arch}:\n{log}"
+    assert log == "", f"{name} compiled for {arch} with warnings:\n{log}"
+    target = arch.split("_")[1]
+    assert f".target sm_{target}" in ptx
+    for entry in _entry_points(source):
+        assert re.search(rf"\.entry\s+{entry}\s*\(", ptx), f"{name}: no PTX entry for {entry}"
+
+
+def test_compile_check_reports_errors_and_warnings():
+    nvrtc = _nvrtc()
+    ok, log, _ = nvrtc_compile(nvrtc, 'extern "C" __global__ void k(float* x) { x[0] = y; }',
+                               "broken.cu", "compute_80")
+    assert not ok and "identifier \"y\" is undefined" in log
+    ok, log, _ = nvrtc_compile(
+        nvrtc, 'extern "C" __global__ void k(float* x) { int unused = 3; x[0] = 1.f; }',
+        "warn.cu", "compute_80")
+    assert ok and "warning" in log and "unused" in log
+
+
+def test_compile_failure_names_the_kernel_file_and_shows_the_nvrtc_log(tmp_path, monkeypatch):
+    try:
+        from cupy.cuda.compiler import CompileException
+    except Exception as exc:
+        pytest.skip(f"CuPy is not importable ({type(exc).__name__}: {exc})")
+    (tmp_path / "broken_kernel.cu").write_text('extern "C" __global__ void k() { oops; }\n')
+    monkeypatch.setenv("GRADTAPE_KERNEL_DIR", str(tmp_path))
+
+    class FailingModule:
+        def __init__(self, code, options):
+            assert "oops" in code and options == K.NVRTC_OPTIONS
+
+        def compile(self):
+            raise CompileException('broken_kernel.cu(1): error: identifier "oops" is undefined',
+                                   "", "broken_kernel.cu", K.NVRTC_OPTIONS, "nvrtc")
+
+    fake = types.SimpleNamespace(
+        RawModule=FailingModule,
+        cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=99),
+                                   compiler=types.SimpleNamespace(
+                                       CompileException=CompileException)))
+    with pytest.raises(K.KernelCompileError) as info:
+        K._load_module(fake, "broken_kernel.cu")
+    msg = str(info.value)
+    assert str(tmp_path / "broken_kernel.cu") in msg
+    assert 'identifier "oops" is undefined' in msg and "--std=c++17" in msg
+
+
+def test_missing_kernel_directory_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADTAPE_KERNEL_DIR", str(tmp_path / "nowhere"))
+    assert K.kernel_dir().name == "kernels"          # falls back to the package / checkout
+    with pytest.raises(K.KernelNotFoundError, match="no_such.cu does not exist"):
+        K.kernel_source("no_such.cu")
+
+
+# --- NumPy references ------------------------------------------------------------------------
+
+def test_reference_activations_match_their_formulas():
+    z = np.linspace(-3, 3, 13)
+    from scipy.special import erf
+    expect = {
+        "linear": z, "relu": np.maximum(z, 0), "tanh": np.tanh(z),
+        "sigmoid": 1 / (1 + np.exp(-z)), "silu": z / (1 + np.exp(-z)),
+        "gelu": 0.5 * z * (1 + erf(z / np.sqrt(2))),
+        "gelu_tanh": 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z ** 3))),
+    }
+    for act, want in expect.items():
+        np.testing.assert_allclose(K.reference_bias_act_forward(np, z, None, act), want,
+                                   rtol=1e-12, atol=1e-12)
+        h = 1e-6
+        fd = (expect_fn(act, z + h) - expect_fn(act, z - h)) / (2 * h)
+        got = K.reference_bias_act_backward(np, np.ones_like(z), z, None, act)
+        if act == "relu":
+            fd = (z > 0).astype(float)
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
+def expect_fn(act, z):
+    return K.reference_bias_act_forward(np, z, None, act)
+
+
+def test_reference_cross_entropies():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 7))
+    labels = rng.integers(0, 7, 5)
+    p = np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    loss, grad = K.reference_softmax_xent_sparse(np, x, labels, scale=np.arange(5.0),
+                                                 want_grad=True)
+    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), labels]), rtol=1e-12)
+    onehot = np.eye(7)[labels]
+    np.testing.assert_allclose(grad, (p - onehot) * np.arange(5.0)[:, None], atol=1e-12)
+    bad, _ = K.reference_softmax_xent_sparse(np, x[:2], np.array([7, -1]))
+    assert np.isnan(bad).all()
+    dist = rng.uniform(0, 1, (5, 7))
+    loss, grad = K.reference_softmax_xent_dense(np, x, dist, want_grad=True)
+    np.testing.assert_allclose(loss, -(dist * np.log(p)).sum(-1), rtol=1e-12)
+    np.testing.assert_allclose(grad, dist.sum(-1, keepdims=True) * p - dist, atol=1e-12)
+    np.testing.assert_allclose(K.reference_log_softmax(np, x), np.log(p), atol=1e-12)
+
+
+def test_reference_layer_norm_backward_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    x, g = rng.standard_normal((3, 6)), rng.standard_normal((3, 6))
+    gamma, beta = rng.uniform(0.5, 1.5, 6), rng.standard_normal(6)
+    dx, dgamma, dbeta = K.reference_layer_norm_backward(np, g, x, gamma, 1e-3)
+
+    def f(x, gamma, beta):
+        return np.sum(g * K.reference_layer_norm_forward(np, x, gamma, beta, 1e-3))
+    h = 1e-6
+    for arr, grad in ((x, dx), (gamma, dgamma), (beta, dbeta)):
+        fd = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            arr[idx] += h
+            up = f(x, gamma, beta)
+            arr[idx] -= 2 * h
+            down = f(x, gamma, beta)
+            arr[idx] += h
+            fd[idx] = (up - down) / (2 * h)
+        np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_reference_optimizer_updates_follow_keras():
+    rng = np.random.default_rng(2)
+    p0, g = rng.standard_normal(5), rng.standard_normal(5)
+    p, v = p0.copy(), np.full(5, 0.5)
+    K.sgd_momentum_update(np, p, g, v, 0.1, 0.9)
+    np.testing.assert_allclose(v, 0.9 * 0.5 - 0.1 * g)
+    np.testing.assert_allclose(p, p0 + v)
+    p, v = p0.copy(), np.full(5, 0.5)
+    K.sgd_momentum_update(np, p, g, v, 0.1, 0.9, nesterov=True)
+    np.testing.assert_allclose(p, p0 + 0.9 * v - 0.1 * g)
+    p = p0.copy()
+    K.sgd_momentum_update(np, p, g, None, 0.1)
+    np.testing.assert_allclose(p, p0 - 0.1 * g)
+    # Adam, two steps, against the textbook loop
+    p, m, v = p0.copy(), np.zeros(5), np.zeros(5)
+    pe, me, ve = p0.copy(), np.zeros(5), np.zeros(5)
+    for t in (1, 2):
+        K.adam_update(np, p, g, m, v, 0.01, t)
+        me = 0.9 * me + 0.1 * g
+        ve = 0.999 * ve + 0.001 * g * g
+        pe = pe - 0.01 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t) * me / (np.sqrt(ve) + 1e-7)
+    np.testing.assert_allclose(p, pe, rtol=1e-12)
+    np.testing.assert_allclose(m, me)
+    np.testing.assert_allclose(v, ve)
+    # AdamW: decoupled decay first; step and lr as 0-d arrays behave as numbers
+    p, m, v = p0.copy(), np.zeros(5), np.zeros(5)
+    K.adamw_update(np, p, g, m, v, np.array(0.01), np.array(1, dtype=np.int64), 0.1)
+    pd = p0 - 0.01 * 0.1 * p0
+    np.testing.assert_allclose(p, pd - 0.01 * (0.1 * g) / 0.1 * np.sqrt(0.001) /
+                               (np.sqrt(0.001 * g * g) + 1e-7), rtol=1e-9)
+
+
+def test_reference_embedding_backward_sums_repeated_ids():
+    ids = np.array([[1, 3], [1, 9]])
+    grad = np.arange(8.0).reshape(2, 2, 2)
+    out = K.embedding_backward(np, ids, grad, 5)
+    want = np.zeros((5, 2))
+    want[1] = grad[0, 0] + grad[1, 0]
+    want[3] = grad[0, 1]
+    np.testing.assert_allclose(out, want)
+
+
+def test_kernel_functions_check_optimizer_state_shapes():
+    with pytest.raises(ValueError, match=r"adam_update: m has shape \(4,\)"):
+        K.adam_update(np, np.zeros(5), np.zeros(5), np.zeros(4), np.zeros(5), 0.1, 1)
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        K.bias_act_forward(np, np.zeros(3), None, "swish")
+
+
+# --- on a GPU: every kernel against its NumPy reference ------------------------------------------
+
+DTYPES = [pytest.param(np.float32, id="f32"), pytest.param(np.float64, id="f64")]
+
+
+def _tol(dtype):
+    return dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", list(K.ACTIVATIONS))
+def test_gpu_bias_act_matches_reference(gpu_device, activation, dtype):
+    cp = gpu_device.xp
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((37, 129)).astype(dtype) * 3
+    b = rng.standard_normal(129).astype(dtype)
+    g = rng.standard_normal((37, 129)).astype(dtype)
+    for bias in (b, None):
+        db = cp.asarray(bias) if bias is not None else None
+        y = K.bias_act_forward(cp, cp.asarray(x), db, activation)
+        np.testing.assert_allclose(y.get(), K.reference_bias_act_forward(np, x, bias, activation),
+                                   **_tol(dtype))
+        dz = K.bias_act_backward(cp, cp.asarray(g), cp.asarray(x), db, activation)
+        np.testing.assert_allclose(dz.get(),
+                                   K.reference_bias_act_backward(np, g, x, bias, activation),
+                                   **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (64, 1000), (3, 5000)])
+def test_gpu_softmax_kernels_match_reference(gpu_device, shape, dtype):
+    cp = gpu_device.xp
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    labels = rng.integers(0, shape[1], shape[0])
+    scale = rng.standard_normal(shape[0]).astype(dtype)
+    dist = rng.uniform(0, 1, shape).astype(dtype)
+    tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(K.log_softmax(cp, cp.asarray(x)).get(),
+                               K.reference_log_softmax(np, x), **tol)
+    for fn, ref, lab in ((K.softmax_xent_sparse, K.reference_softmax_xent_sparse, labels),
+                         (K.softmax_xent_dense, K.reference_softmax_xent_dense, dist)):
+        loss, grad = fn(cp, cp.asarray(x), cp.asarray(lab), scale=cp.asarray(scale),
+                        want_loss=True, want_grad=True)
+        rl, rg = ref(np, x, lab, scale=scale, want_loss=True, want_grad=True)
+        np.testing.assert_allclose(loss.get(), rl, **tol)
+        np.testing.assert_allclose(grad.get(), rg, **tol)
+        only_loss, none = fn(cp, cp.asarray(x), cp.asarray(lab))
+        assert none is None
+        np.testing.assert_allclose(only_loss.get(), rl, **tol)
+
+
+def test_gpu_sparse_cross_entropy_out_of_range_labels_give_nan(gpu_device):
+    cp = gpu_device.xp
+    loss, grad = K.softmax_xent_sparse(cp, cp.zeros((2, 3), cp.float32), cp.asarray([3, -1]),
+                                       want_grad=True)
+    assert np.isnan(loss.get()).all() and np.isnan(grad.get()).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 1), (33, 96), (256, 1024), (2, 3, 300)])
+def test_gpu_layer_norm_matches_reference(gpu_device, shape, dtype):
+    cp = gpu_device.xp
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    gamma = rng.uniform(0.5, 1.5, shape[-1]).astype(dtype)
+    beta = rng.standard_normal(shape[-1]).astype(dtype)
+    tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-4)
+    y = K.layer_norm_forward(cp, cp.asarray(x), cp.asarray(gamma), cp.asarray(beta), 1e-3)
+    np.testing.assert_allclose(y.get(), K.reference_layer_norm_forward(np, x, gamma, beta, 1e-3),
+                               **tol)
+    got = K.layer_norm_backward(cp, cp.asarray(g), cp.asarray(x), cp.asarray(gamma), 1e-3)
+    want = K.reference_layer_norm_backward(np, g, x, gamma, 1e-3)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.get(), b, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_optimizer_kernels_update_in_place_like_the_reference(gpu_device, dtype):
+    cp = gpu_device.xp
+    rng = np.random.default_rng(6)
+    shape = (300, 7)
+    p0, g = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-6)
+    for nesterov in (False, True):
+        p, v = cp.asarray(p0), cp.full(shape, 0.25, dtype)
+        ptr_p, ptr_v = p.data.ptr, v.data.ptr
+        K.sgd_momentum_update(cp, p, cp.asarray(g), v, 0.1, 0.9, nesterov)
+        rp, rv = p0.copy(), np.full(shape, 0.25, dtype)
+        K.reference_sgd_momentum_update(np, rp, g, rv, 0.1, 0.9, nesterov)
+        assert (p.data.ptr, v.data.ptr) == (ptr_p, ptr_v)
+        np.testing.assert_allclose(p.get(), rp, **tol)
+        np.testing.assert_allclose(v.get(), rv, **tol)
+    for wd, lr, step in ((0.0, 0.01, 3), (0.05, cp.asarray(0.01, dtype), cp.asarray(3))):
+        p, m = cp.asarray(p0), cp.full(shape, 0.1, dtype)
+        v = cp.full(shape, 0.2, dtype)
+        K.adam_update(cp, p, cp.asarray(g), m, v, lr, step, weight_decay=wd)
+        rp, rm, rv = p0.copy(), np.full(shape, 0.1, dtype), np.full(shape, 0.2, dtype)
+        K.reference_adam_update(np, rp, g, rm, rv, 0.01, 3, weight_decay=wd)
+        for a, b in ((p, rp), (m, rm), (v, rv)):
+            np.testing.assert_allclose(a.get(), b, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_embedding_backward_matches_reference(gpu_device, dtype):
+    cp = gpu_device.xp
+    rng = np.random.default_rng(7)
+    ids = rng.integers(0, 50, (64, 9))
+    grad = rng.standard_normal((64, 9, 16)).astype(dtype)
+    out = K.embedding_backward(cp, cp.asarray(ids), cp.asarray(grad), 50)
+    np.testing.assert_allclose(out.get(), K.reference_embedding_backward(np, ids, grad, 50),
+                               **(_tol(dtype) if dtype == np.float64
+                                  else dict(rtol=1e-4, atol=1e-4)))
+
+
+def test_gpu_kernel_compile_error_names_the_file(gpu_device, tmp_path, monkeypatch):
+    (tmp_path / "gpu_broken.cu").write_text('extern "C" __global__ void k() { nope; }\n')
+    monkeypatch.setenv("GRADTAPE_KERNEL_DIR", str(tmp_path))
+    with pytest.raises(K.KernelCompileError) as info:
+        K.get_kernel("gpu_broken.cu", "k")
+    assert "gpu_broken.cu" in str(info.value) and "nope" in str(info.value)
