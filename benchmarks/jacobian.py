@@ -1,12 +1,14 @@
 """Jacobian and Hessian-vector-product timings; prints a markdown table.
 
-    python benchmarks/jacobian.py [--n 256] [--repeat 5] [--device cpu|gpu]
+    python benchmarks/jacobian.py [--n 256] [--repeat 5] [--device cpu|gpu] [--threads N]
 
 Jacobian of ``tanh(W @ x)`` for ``W`` of ``n x n``: gradtape's vectorised sweep
 (``gt.jacobian``) versus its row-by-row loop (``experimental_use_pfor=False``), and, when they
 are installed, ``torch.autograd.functional.jacobian`` and ``jax.jacrev``. Then
 ``gt.hvp`` of ``sum(tanh(W @ x))`` (forward-over-reverse) against one gradient
-(``gt.grad``) of the same function.
+(``gt.grad``) of the same function. ``--threads N`` fixes the BLAS / OpenMP / PyTorch / XLA
+thread count (useful on a shared machine, where a multithreaded BLAS waiting for a busy
+core makes every large product slow).
 """
 from __future__ import annotations
 
@@ -16,23 +18,46 @@ import os
 import sys
 import time
 
-import numpy as np
+
+def _requested_threads(argv):
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return None
+
+
+# Thread counts must be set before NumPy (and its BLAS) is imported.
+_THREADS = _requested_threads(sys.argv[1:])
+if _THREADS:
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _THREADS
+    if _THREADS == "1":
+        os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                           "intra_op_parallelism_threads=1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import gradtape as gt  # noqa: E402
 
 
-def best_time(fn, repeat, sync=lambda: None):
-    """Best wall time of ``repeat`` runs, after one warm-up run."""
+def best_time(fn, repeat, sync=lambda: None, min_seconds=0.5):
+    """Best wall time over at least ``repeat`` runs and ``min_seconds`` of running, after one
+    warm-up run (the best run is the one least disturbed by other work on the machine)."""
     fn()
     sync()
     best = float("inf")
-    for _ in range(repeat):
+    runs = 0
+    start = time.perf_counter()
+    while runs < repeat or time.perf_counter() - start < min_seconds:
         t0 = time.perf_counter()
         fn()
         sync()
         best = min(best, time.perf_counter() - t0)
+        runs += 1
     return best
 
 
@@ -80,9 +105,9 @@ def gradtape_cases(n, repeat, device):
 
     return {
         "jac_vec": best_time(lambda: jac(x), repeat, sync),
-        "jac_loop": best_time(loop, max(1, repeat // 2), sync),
-        "grad": best_time(lambda: gradient(x), repeat * 4, sync),
-        "hvp": best_time(lambda: gt.hvp(loss, (x,), (v,)), repeat * 4, sync),
+        "jac_loop": best_time(loop, repeat, sync),
+        "grad": best_time(lambda: gradient(x), repeat, sync),
+        "hvp": best_time(lambda: gt.hvp(loss, (x,), (v,)), repeat, sync),
         "device": str(dev),
         "inputs": (w_host, x_host),
     }
@@ -94,6 +119,8 @@ def torch_case(w_host, x_host, repeat):
         from torch.autograd.functional import jacobian
     except ImportError:
         return None
+    if _THREADS:
+        torch.set_num_threads(int(_THREADS))
     W = torch.from_numpy(w_host)
     x = torch.from_numpy(x_host)
     return best_time(lambda: jacobian(lambda x: torch.tanh(W @ x), x, vectorize=True), repeat)
@@ -116,6 +143,8 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--device", default=None, help="cpu, gpu or gpu:N (default: gt's)")
+    parser.add_argument("--threads", default=None,
+                        help="BLAS/OpenMP/PyTorch/XLA threads (default: the libraries' own)")
     args = parser.parse_args(argv)
     res = gradtape_cases(args.n, args.repeat, args.device)
     w_host, x_host = res["inputs"]
@@ -128,7 +157,9 @@ def main(argv=None):
     def ms(t):
         return f"{t * 1e3:.2f}"
 
-    print(f"Jacobian of tanh(W @ x), W {n}x{n}, float32, device {res['device']}\n")
+    threads = args.threads or "library default"
+    print(f"Jacobian of tanh(W @ x), W {n}x{n}, float32, device {res['device']}, "
+          f"threads: {threads}\n")
     print("| method | time (ms) | vs vectorised |")
     print("|---|---:|---:|")
     print(f"| gradtape vectorised (`gt.jacobian`) | {ms(vec)} | 1.0x |")

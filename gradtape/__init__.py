@@ -53,3 +53,7 @@ __all__ += ["gradients_function", "value_and_gradients_function", "implicit_grad
 # training stack
 from . import layers, losses, optimizers, initializers, train, keras
 __all__ += ["layers", "losses", "optimizers", "initializers", "train", "keras"]
+
+# devices: step capture
+from .capture import capture
+__all__ += ["capture"]

@@ -23,6 +23,19 @@ def disable_check_numerics():
         STATE.active -= 1
 
 
+def _finite_report(device, v):
+    """None when every element of device array ``v`` is finite, else "NaN" or "inf".
+
+    The check runs on the device; only its boolean result crosses to the host (one counted
+    synchronisation, which checking numerics implies)."""
+    xp = device.xp
+    flags = xp.stack([xp.all(xp.isfinite(v)), xp.any(xp.isnan(v))])
+    ok, has_nan = (bool(f) for f in device.to_host(flags))
+    if ok:
+        return None
+    return "NaN" if has_nan else "inf"
+
+
 def check_op_output(op, args, result):
     from .tensor import Tensor
     outs = result if isinstance(result, tuple) else (result,)
@@ -30,16 +43,15 @@ def check_op_output(op, args, result):
         v = o._value
         if v.dtype.kind != "f":
             continue
-        xp = o._device.xp
-        if not bool(xp.all(xp.isfinite(v))):
+        bad = _finite_report(o._device, v)
+        if bad:
             shapes = ", ".join(f"{a.dtype.name}{list(a._value.shape)}" if isinstance(a, Tensor)
                                else repr(a) for a in args)
-            bad = "NaN" if bool(xp.any(xp.isnan(v))) else "inf"
             raise NumericsError(f"check_numerics: op '{op.name}' produced {bad} "
                                 f"(inputs: {shapes}; output shape {tuple(v.shape)})")
 
 
-def check_gradient_output(op, in_grads, args):
+def check_gradient_output(op, in_grads, args, device):
     """Raise NumericsError if the gradient rule of ``op`` returned NaN or inf (called by the
     backward sweep while checks are on). ``args`` are the op's saved inputs (or Nones)."""
     from .tensor import Tensor
@@ -50,25 +62,14 @@ def check_gradient_output(op, in_grads, args):
         dtype = getattr(v, "dtype", None)
         if dtype is None or dtype.kind != "f":
             continue
-        xp = _namespace(gi, v)
-        if bool(xp.all(xp.isfinite(v))):
+        dev = gi._device if isinstance(gi, Tensor) else device
+        bad = _finite_report(dev, v)
+        if not bad:
             continue
-        bad = "NaN" if bool(xp.any(xp.isnan(v))) else "inf"
         shapes = ", ".join(_describe_input(a) for a in args) if args else "not saved"
         raise NumericsError(f"check_numerics: the gradient rule of op '{op.name}' produced "
                             f"{bad} in the backward pass, in the gradient for input {k} "
                             f"(inputs: {shapes}; gradient shape {tuple(v.shape)})")
-
-
-def _namespace(gi, v):
-    from .tensor import Tensor
-    if isinstance(gi, Tensor):
-        return gi._device.xp
-    import numpy as np
-    if isinstance(v, np.ndarray) or np.isscalar(v):
-        return np
-    import importlib
-    return importlib.import_module(type(v).__module__.split(".")[0])
 
 
 def _describe_input(a):
@@ -85,7 +86,7 @@ def _describe_input(a):
 
 def check_numerics(tensor, message, name=None):
     """Raise if ``tensor`` has NaN or inf; else return it."""
-    xp = tensor._device.xp
-    if not bool(xp.all(xp.isfinite(tensor._value))):
-        raise NumericsError(f"check_numerics: {message}")
+    bad = _finite_report(tensor._device, tensor._value)
+    if bad:
+        raise NumericsError(f"check_numerics: {message} (tensor has {bad})")
     return tensor

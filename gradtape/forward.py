@@ -160,20 +160,29 @@ def check_tangent(tangent, primal: Tensor, fname: str, what: str, kind: str = "t
         if tangent is None or isinstance(tangent, (str, bytes)):
             raise TypeError(f"{fname}: the {kind} for {what} must be a tensor or array, got "
                             f"{type(tangent).__name__}: {tangent!r}")
-        try:
-            host = np.asarray(tangent)
-        except Exception as exc:
-            raise TypeError(f"{fname}: the {kind} for {what} cannot be converted to a tensor "
-                            f"({type(tangent).__name__}: {exc})") from None
-        if host.dtype.kind not in "fiub":
-            raise TypeError(f"{fname}: the {kind} for {what} must be numeric, got "
-                            f"{type(tangent).__name__} of dtype {host.dtype}")
-        tangent = Tensor(dev.asarray(host, dtype=pv.dtype), dev)
+        if dev.is_native(tangent) and not isinstance(tangent, np.ndarray):
+            tangent = Tensor(tangent.astype(pv.dtype, copy=False), dev)
+        else:
+            tangent = _host_tangent(tangent, primal, fname, what, kind)
     if tuple(tangent._value.shape) != tuple(pv.shape):
         raise ValueError(f"{fname}: the {kind} for {what} has shape "
                          f"{tuple(tangent._value.shape)}, but the primal has shape "
                          f"{tuple(pv.shape)}")
     return tangent
+
+
+def _host_tangent(tangent, primal: Tensor, fname, what, kind) -> Tensor:
+    """A Python number, list or NumPy array converted to ``primal``'s dtype and device."""
+    dev = primal._device
+    try:
+        host = np.asarray(tangent)
+    except Exception as exc:
+        raise TypeError(f"{fname}: the {kind} for {what} cannot be converted to a tensor "
+                        f"({type(tangent).__name__}: {exc})") from None
+    if host.dtype.kind not in "fiub":
+        raise TypeError(f"{fname}: the {kind} for {what} must be numeric, got "
+                        f"{type(tangent).__name__} of dtype {host.dtype}")
+    return Tensor(dev.asarray(host, dtype=primal._value.dtype), dev)
 
 
 def _structure(s):

@@ -105,7 +105,14 @@ def _matmul_batched_rule(rule):
             p = int(da.shape[-1])
             da = ops.reshape(da, shape=(n, m, p), in_shape=(n * m, p))
             ga = ops.transpose(da, perm=(0, 2, 1)) if transpose_a else da
-        if needs[1]:
+        if needs[1] and k == 1 and not transpose_b:
+            # matrix-vector products: row i of the result is g[i]^T @ op(a), one (n, m) @
+            # op(a) product with no copies.
+            g2 = ops.reshape(g, shape=(n, m), in_shape=(n, m, 1))
+            db = ops.matmul(g2, a, transpose_b=transpose_a)
+            p = int(db.shape[-1])
+            gb = ops.reshape(db, shape=(n, p, 1), in_shape=(n, p))
+        elif needs[1]:
             # d(op(b))[i] = op(a)^T @ g[i]: op(a)^T @ [g[0] | g[1] | ...] as (m, n*k).
             g3 = ops.reshape(ops.transpose(g, perm=(1, 0, 2)), shape=(m, n * k),
                              in_shape=(m, n, k))
@@ -256,6 +263,8 @@ class _Seeds:
 
     def __call__(self, lo, hi):
         xp = self.xp
+        if lo == 0 and hi == self.n:
+            return xp.eye(self.n, dtype=self.dtype).reshape((self.n,) + self.shape)
         block = xp.zeros((hi - lo, self.n), dtype=self.dtype)
         block[xp.arange(hi - lo), xp.arange(lo, hi)] = 1
         return block.reshape((hi - lo,) + self.shape)

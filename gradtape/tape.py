@@ -236,7 +236,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             vjp(ops, needs, g, ans, *args)
         if check_numerics:
             from .debugging import check_gradient_output
-            check_gradient_output(op, in_grads, args)
+            check_gradient_output(op, in_grads, args, dev)
         if len(in_grads) != n_in:
             raise ValueError(f"gradient rule of op '{op.name}' returned {len(in_grads)} "
                              f"gradients for {n_in} inputs")

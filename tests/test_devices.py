@@ -181,7 +181,7 @@ def test_strict_arrays_refuse_host_arrays_naming_both_sides():
         a[np.array([0, 1])]
     with pytest.raises(TypeError, match="indexed by a host list"):
         a[[0, 1]]
-    with pytest.raises(TypeError, match="strict:0 and strict:1"):
+    with pytest.raises(HostLeakError, match="strict:0 and strict:1"):
         a + gt.get_device("strict:1").xp.ones(4)
 
 
@@ -408,3 +408,63 @@ def test_capture_on_the_cpu_simply_calls_the_function():
         step(gt.constant([1.0, 2.0]))                      # new shapes are fine on the CPU
     np.testing.assert_allclose(out.numpy(), [2.0])
     assert len(calls) == 2
+
+
+# --- GPU only ---------------------------------------------------------------------------------------
+
+def test_out_of_memory_names_the_device_request_and_pool(gpu_device):
+    from gradtape.backend.cupy_backend import DeviceOutOfMemoryError
+    keep = gt.ones((1024,))
+    with pytest.raises(DeviceOutOfMemoryError) as info:
+        gt.zeros((1 << 46,), dtype=gt.float32)            # 256 TiB
+    msg = str(info.value)
+    assert msg.startswith("gpu:0: out of memory allocating 262144.00 GiB")
+    assert "memory pool had" in msg and "retried once" in msg
+    assert float(gt.reduce_sum(keep)) == 1024.0            # the device still works
+
+
+def test_gpu_capture_fails_loudly_on_a_host_sync(gpu_device):
+    params = _make_model()
+    inner = _capturable_step(params)
+
+    def step(x, y):
+        loss = inner(x, y)
+        if float(loss) > 100.0:
+            raise AssertionError("diverged")
+        return loss
+    captured = capture(step)
+    captured(gt.constant(_X), gt.constant(_Y))
+    with pytest.raises(CaptureError, match="capture: step"):
+        captured(gt.constant(_X), gt.constant(_Y))
+
+
+def test_gpu_capture_shape_change_names_the_input(gpu_device):
+    params = _make_model()
+    step = capture(_capturable_step(params))
+    y = gt.constant(_Y)
+    step(gt.constant(_X), y)
+    step(gt.constant(_X), y)
+    with pytest.raises(CaptureError, match=r"argument 0 \(x\) of step changed"):
+        step(gt.constant(_X[:8]), y)
+
+
+@pytest.mark.gpu
+def test_second_gpu_keeps_tensors_and_backward_there():
+    if backend.gpu_unavailable_reason() is not None:
+        pytest.skip(f"no usable CUDA GPU: {backend.gpu_unavailable_reason()}")
+    gpus = [d for d in gt.config.list_devices() if d.kind == "gpu"]
+    if len(gpus) < 2:
+        pytest.skip("needs two GPUs")
+    with gt.device("gpu:1"):
+        x = gt.constant([1.0, 2.0])
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reduce_sum(fused.fused_bias_act(x, None, "tanh") * x)
+        g = tape.gradient(y, x)
+    assert g.device.name == "gpu:1" and g._value.device.id == 1
+    t = np.tanh([1.0, 2.0])
+    np.testing.assert_allclose(g.numpy(), t + np.array([1.0, 2.0]) * (1 - t * t), rtol=1e-6)
+    with gt.device("gpu:0"):
+        z = gt.constant([1.0, 1.0])
+    with pytest.raises(DeviceError, match="gpu:1 and gpu:0|gpu:0 and gpu:1"):
+        x + z

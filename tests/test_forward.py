@@ -310,3 +310,26 @@ def test_reentering_a_recording_accumulator():
         with pytest.raises(ValueError, match="already recording"):
             acc.__enter__()
     assert thread_state().accumulators == []
+
+
+def test_accumulator_around_a_vectorised_jacobian():
+    xv = np.array([0.5, -1.0, 2.0])
+    x = gt.constant(xv)
+    with gt.ForwardAccumulator(x, np.array([1.0, 0.0, 0.0])) as acc:
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.sin(x) * x[::-1]
+        jac = tape.jacobian(y, x)
+
+    def jac_np(z):
+        return np.diag(np.cos(z) * z[::-1]) + np.fliplr(np.diag(np.sin(z)))
+    np.testing.assert_allclose(jac.numpy(), jac_np(xv), rtol=1e-12)
+    e = np.array([1e-6, 0.0, 0.0])
+    np.testing.assert_allclose(acc.jvp(jac).numpy(),
+                               (jac_np(xv + e) - jac_np(xv - e)) / 2e-6, atol=1e-8)
+
+
+def test_public_names():
+    for name in ("ForwardAccumulator", "jvp", "hvp", "custom_gradient", "gradients_function"):
+        assert name in gt.__all__
+    assert gt.autodiff.ForwardAccumulator is gt.ForwardAccumulator

@@ -221,7 +221,7 @@ class _Training(_Sync):
         super().__init__(xp)
         self.names = names
         self.loss_and_grads = loss_and_grads
-        self.params = [xp.asarray(data[k]) for k in names]
+        self.params = [xp.array(data[k], copy=True) for k in names]
         self.x = xp.asarray(data["x"])
         self.labels = xp.asarray(data["labels"]).astype(np.int64)
         self.rows = xp.arange(self.x.shape[0])

@@ -97,7 +97,7 @@ CASES = {
         {"tiny": {"n": 16}, "small": {"n": 64}, "medium": {"n": 256}, "large": {"n": 2048}},
         standard="medium"),
     "secondorder": Case(
-        "secondorder", "grad of |grad|^2 (MLP)",
+        "secondorder", "2nd order: grad of grad norm (MLP)",
         {"tiny": {"batch": 16, "hidden": 32}, "small": {"batch": 64, "hidden": 128},
          "medium": {"batch": 128, "hidden": 512}, "large": {"batch": 256, "hidden": 1024}},
         standard="medium", memory=True, params=MLP_PARAMS),

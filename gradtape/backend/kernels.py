@@ -57,9 +57,18 @@ class KernelCompileError(RuntimeError):
 # --- sources -------------------------------------------------------------------------------
 
 def kernel_dir() -> Path:
-    """The directory holding the ``*.cu`` files (installed package first, then checkout)."""
+    """The directory holding the ``*.cu`` files: ``GRADTAPE_KERNEL_DIR`` if set, an installed
+    wheel's data files (``<prefix>/share/gradtape/kernels``), else the checkout's
+    ``kernels/``."""
+    import site
+    import sys
     here = Path(__file__).resolve().parent.parent          # .../gradtape
-    candidates = [here / "kernels", here.parent / "kernels"]
+    share = Path("share") / "gradtape" / "kernels"
+    candidates = [here / "kernels", Path(sys.prefix) / share]
+    user_base = getattr(site, "USER_BASE", None)
+    if user_base:
+        candidates.append(Path(user_base) / share)
+    candidates.append(here.parent / "kernels")
     env = os.environ.get("GRADTAPE_KERNEL_DIR")
     if env:
         candidates.insert(0, Path(env))
