@@ -11,6 +11,8 @@ hand in NumPy (forward, backward and Adam with in-place state updates); PyTorch 
 (jitted) when they are installed. Time: the median of repeated steps after warm-up, each
 implementation's runs interleaved with the others'. Memory: the peak of the step's host
 allocations above what existed before it (``tracemalloc``; NumPy reports its buffers to it).
+Both the wall-clock time and the process CPU time (all threads) of a step are reported; the
+CPU time is the steadier figure when other programs share the cores.
 
     python benchmarks/train_step.py [--repeats 30] [--device cpu] [--quick]
 
@@ -348,19 +350,25 @@ def _sync(device):
 
 
 def time_steps(steps: dict, repeats: int, warmup: int, device=None) -> dict:
-    """Median seconds per step of each callable, runs interleaved round-robin."""
+    """``{name: (median wall seconds, median process CPU seconds)}`` per step of each
+    callable, runs interleaved round-robin. CPU time (all threads of this process) is the
+    steadier measure on a machine shared with other work."""
     for fn in steps.values():
         for _ in range(warmup):
             fn()
     _sync(device)
-    times = {name: [] for name in steps}
+    wall = {name: [] for name in steps}
+    cpu = {name: [] for name in steps}
     for _ in range(repeats):
         for name, fn in steps.items():
+            c0 = time.process_time()
             t0 = time.perf_counter()
             fn()
             _sync(device)
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name]))
+            for name in steps}
 
 
 def peak_bytes(fn) -> int:
@@ -432,11 +440,12 @@ def main(argv=None) -> int:
         peaks = {name: (peak_bytes(fn) if host or name == "hand-written NumPy" else None)
                  for name, fn in steps.items() if name in ("hand-written NumPy",) or
                  name.startswith("gradtape")}
-        base_t = times["hand-written NumPy"]
+        base_wall, base_cpu = times["hand-written NumPy"]
         base_m = peaks["hand-written NumPy"]
         for name in steps:
             peak = peaks.get(name)
-            rows.append((label, name, times[name] * 1e3, times[name] / base_t,
+            wall, cpu = times[name]
+            rows.append((label, name, wall * 1e3, wall / base_wall, cpu * 1e3, cpu / base_cpu,
                          None if peak is None else peak / 2 ** 20,
                          None if peak is None else peak / base_m))
 
@@ -445,12 +454,14 @@ def main(argv=None) -> int:
           f"{platform.python_version()}, {cores} CPU cores, gradtape device {device.name}, "
           f"median of {repeats} steps")
     print()
-    print("| model | implementation | step (ms) | time vs NumPy | peak (MiB) | peak vs NumPy |")
-    print("|---|---|---:|---:|---:|---:|")
-    for label, name, ms, ratio, mib, mratio in rows:
+    print("| model | implementation | wall (ms) | wall vs NumPy | CPU (ms) | CPU vs NumPy "
+          "| peak (MiB) | peak vs NumPy |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for label, name, ms, ratio, cpu_ms, cpu_ratio, mib, mratio in rows:
         mem = "n/a" if mib is None else f"{mib:.2f}"
         mr = "n/a" if mratio is None else f"{mratio:.2f}x"
-        print(f"| {label} | {name} | {ms:.2f} | {ratio:.2f}x | {mem} | {mr} |")
+        print(f"| {label} | {name} | {ms:.2f} | {ratio:.2f}x | {cpu_ms:.2f} | {cpu_ratio:.2f}x "
+              f"| {mem} | {mr} |")
     missing = [fw for fw, mod in (("PyTorch", "torch"), ("JAX", "jax"))
                if not _importable(mod)]
     if missing:

@@ -127,14 +127,66 @@ def _matmul_batched_rule(rule):
     return vjp
 
 
-# Rules specialised for a cotangent with one leading batch axis, by primitive name.
-_BATCHED_RULES = {"matmul": _matmul_batched_rule}
+def _broadcast_batched_rule(rule):
+    """broadcast_to's rule with leading batch axes: sum back to ``batch + x.shape``."""
+
+    def vjp(ops, needs, g, ans, x, shape):
+        nb = g.ndim - len(shape)
+        if nb <= 0 or x is None:
+            return rule(ops, needs, g, ans, x, shape=shape)
+        return (ops.sum_to_batched(g, shape=tuple(x.shape), batch_ndim=nb),)
+
+    vjp.__name__ = "broadcast_to_batched_vjp"
+    return vjp
+
+
+def _sum_to_batched_rule(rule):
+    """sum_to's rule with leading batch axes: broadcast back to ``batch + x.shape``."""
+
+    def vjp(ops, needs, g, ans, x, shape):
+        nb = g.ndim - len(shape)
+        if nb <= 0 or x is None:
+            return rule(ops, needs, g, ans, x, shape=shape)
+        return (_unsum(ops, g, nb, tuple(shape), tuple(x.shape)),)
+
+    vjp.__name__ = "sum_to_batched_vjp"
+    return vjp
+
+
+def _sum_to_batched_batched_rule(rule):
+    """sum_to_batched's rule with extra leading batch axes in front of its own."""
+
+    def vjp(ops, needs, g, ans, x, shape, batch_ndim):
+        extra = g.ndim - batch_ndim - len(shape)
+        if extra <= 0 or x is None:
+            return rule(ops, needs, g, ans, x, shape=shape, batch_ndim=batch_ndim)
+        return (_unsum(ops, g, extra + batch_ndim, tuple(shape),
+                       tuple(x.shape)[batch_ndim:]),)
+
+    vjp.__name__ = "sum_to_batched_batched_vjp"
+    return vjp
+
+
+def _unsum(ops, g, nb, shape, full):
+    """Broadcast ``g`` (``nb`` leading axes, then ``shape``) to ``lead + full``: the
+    transpose of summing ``full`` down to ``shape``."""
+    lead = tuple(int(d) for d in g.shape[:nb])
+    kept = lead + (1,) * (len(full) - len(shape)) + shape
+    gk = ops.reshape(g, shape=kept, in_shape=tuple(int(d) for d in g.shape))
+    return ops.broadcast_to(gk, shape=lead + full)
+
+
+# Rules specialised for a cotangent with one leading batch axis, by primitive name; they
+# take precedence over the op's own rule and over the row loop.
+_BATCHED_RULES = {"matmul": _matmul_batched_rule, "broadcast_to": _broadcast_batched_rule,
+                  "sum_to": _sum_to_batched_rule,
+                  "sum_to_batched": _sum_to_batched_batched_rule}
 _BATCHED_OPS: dict = {}
 
 
 def _batched_op(op: Op) -> Op | None:
     make = _BATCHED_RULES.get(op.name)
-    if make is None or op.vjp is None:
+    if make is None or op.vjp is None or not op.save_inputs:
         return None
     cached = _BATCHED_OPS.get(id(op))
     if cached is not None and cached[0] is op:
@@ -157,11 +209,10 @@ def batched_entries(entries, source_ids):
         op = e[0]
         if op.vjp is None:
             continue
-        if op.batch_rule:
-            replacement = _batched_op(op) if op.save_inputs else None
-            if replacement is None:
+        replacement = _batched_op(op)
+        if replacement is None:
+            if op.batch_rule:
                 continue
-        else:
             replacement = _row_loop_op(op)
         if out is None:
             out = list(entries)

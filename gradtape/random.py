@@ -21,6 +21,7 @@ import numpy as np
 from .backend import Device, current_device, get_device
 from .dtypes import as_dtype, np_dtype
 from .tensor import Tensor
+from .ops.core import shape_tuple
 
 __all__ = ["Generator", "set_seed", "get_global_generator", "set_global_generator", "normal",
            "uniform", "truncated_normal", "shuffle", "create_rng_state"]
@@ -29,20 +30,6 @@ _FLOAT32 = np.dtype(np.float32)
 _MAX_SEED = 2 ** 63 - 1
 #: The global seed TensorFlow uses when only an op-level seed is given.
 _DEFAULT_GLOBAL_SEED = 87654321
-
-
-def _shape(shape, opname):
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    try:
-        shape = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{opname}: shape must be a list of ints, got {shape!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"{opname}: negative dimension in shape {shape}")
-    return shape
 
 
 def _seed_int(seed, opname):
@@ -202,7 +189,7 @@ class Generator:
     # --- public draws -------------------------------------------------------------------------
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=_FLOAT32, name=None) -> Tensor:
         """Normally distributed values of ``shape``."""
-        shape = _shape(shape, "normal")
+        shape = shape_tuple(shape, "normal")
         dt = _float_dtype(dtype, "normal")
         dev = self._device
         mean = _param(mean, dt, dev, "normal", "mean")
@@ -235,7 +222,7 @@ class Generator:
         Floats: ``maxval`` defaults to 1. Integers (an integer ``dtype``): ``maxval`` is
         required and the values are drawn without bias.
         """
-        shape = _shape(shape, "uniform")
+        shape = shape_tuple(shape, "uniform")
         dt = np_dtype(dtype) if dtype is not None else _FLOAT32
         dev = self._device
         if dt.kind in "iu":
@@ -260,7 +247,7 @@ class Generator:
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_FLOAT32,
                          name=None) -> Tensor:
         """Normal values with those beyond two standard deviations drawn again (as TF)."""
-        shape = _shape(shape, "truncated_normal")
+        shape = shape_tuple(shape, "truncated_normal")
         dt = _float_dtype(dtype, "truncated_normal")
         dev = self._device
         mean = _param(mean, dt, dev, "truncated_normal", "mean")

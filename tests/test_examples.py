@@ -130,3 +130,115 @@ def test_cnn_example_on_digits():
     ex = load("cnn.py")
     result = ex.train(data="digits", epochs=2, filters=8, verbose=False)
     assert result["test_accuracy"] > 0.8
+
+
+# --- against TensorFlow itself, when it is installed ---------------------------------------------
+
+TF_SCRIPT = r'''
+import json, os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import numpy as np
+import tensorflow as tf
+
+data = np.load(sys.argv[1])
+out = {}
+
+# seed 004, verbatim
+np.random.seed(4)
+train_X = np.linspace(-1, 1, 100)
+train_Y = 2 * train_X + np.random.randn(*train_X.shape) * 0.33 + 10
+w = tf.Variable(initial_value=1.0)
+b = tf.Variable(initial_value=1.0)
+optimizer = tf.keras.optimizers.SGD(0.1)
+mse = tf.keras.losses.MeanSquaredError()
+hist = []
+for i in range(20):
+    with tf.GradientTape() as tape:
+        logit = w * train_X + b
+        loss = mse(train_Y, logit)
+    gradients = tape.gradient(target=loss, sources=[w, b])
+    optimizer.apply_gradients(zip(gradients, [w, b]))
+    hist.append([float(loss.numpy()), float(w.numpy()), float(b.numpy())])
+out["linear_regression"] = hist
+
+# the CycleGAN step, same weights and batches as gradtape
+L = tf.keras.layers
+dim, hidden = int(data["dim"]), int(data["hidden"])
+def gen():
+    return tf.keras.Sequential([L.Dense(hidden, activation="relu"),
+                                L.Dense(hidden, activation="relu"), L.Dense(dim)])
+def disc():
+    return tf.keras.Sequential([L.Dense(hidden, activation="leaky_relu"), L.Dense(1)])
+models = [gen(), gen(), disc(), disc()]
+for k, m in enumerate(models):
+    m(tf.zeros((1, dim)))
+    m.set_weights([data[f"m{k}_{i}"] for i in range(len(m.weights))])
+g, f, dx, dy = models
+opts = [tf.keras.optimizers.Adam(float(data["lr"]), beta_1=0.5) for _ in range(4)]
+bce = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+LAMBDA = 10.0
+def gl(x): return bce(tf.ones_like(x), x)
+def dl(r, q): return 0.5 * (bce(tf.ones_like(r), r) + bce(tf.zeros_like(q), q))
+def cyc(a, c): return LAMBDA * tf.reduce_mean(tf.abs(a - c))
+def ide(a, s): return LAMBDA * 0.5 * tf.reduce_mean(tf.abs(a - s))
+losses = []
+for s in range(int(data["steps"])):
+    real_x, real_y = tf.constant(data[f"x{s}"]), tf.constant(data[f"y{s}"])
+    with tf.GradientTape(persistent=True) as tape:
+        fake_y = g(real_x, training=True); cycled_x = f(fake_y, training=True)
+        fake_x = f(real_y, training=True); cycled_y = g(fake_x, training=True)
+        same_x = f(real_x, training=True); same_y = g(real_y, training=True)
+        drx, dry = dx(real_x, training=True), dy(real_y, training=True)
+        dfx, dfy = dx(fake_x, training=True), dy(fake_y, training=True)
+        tc = cyc(real_x, cycled_x) + cyc(real_y, cycled_y)
+        tg = gl(dfy) + tc + ide(real_y, same_y)
+        tf_ = gl(dfx) + tc + ide(real_x, same_x)
+        lx, ly = dl(drx, dfx), dl(dry, dfy)
+    for loss, m, o in ((tg, g, opts[0]), (tf_, f, opts[1]), (lx, dx, opts[2]), (ly, dy, opts[3])):
+        o.apply_gradients(zip(tape.gradient(loss, m.trainable_variables), m.trainable_variables))
+    losses.append([float(tg), float(tf_), float(tc), float(lx), float(ly)])
+out["cyclegan_losses"] = losses
+out["cyclegan_weights"] = [[w.tolist() for w in m.get_weights()] for m in models]
+print("RESULT" + json.dumps(out))
+'''
+
+
+def test_examples_give_tensorflows_numbers(tmp_path):
+    """Run seed 004 and the CycleGAN steps in TensorFlow (a subprocess) and compare."""
+    import importlib.util
+    import json
+    import subprocess
+    if importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("TensorFlow is not installed")
+    cg = load("cyclegan_step.py")
+    dim, hidden, steps, lr = 3, 8, 3, 1e-2
+    gt.random.set_seed(5)
+    gan = cg.CycleGAN(dim, hidden, lr)
+    gan.build(dim)
+    models = [gan.generator_g, gan.generator_f, gan.discriminator_x, gan.discriminator_y]
+    arrays = {"dim": dim, "hidden": hidden, "steps": steps, "lr": lr}
+    for k, m in enumerate(models):
+        for i, w in enumerate(m.get_weights()):
+            arrays[f"m{k}_{i}"] = w
+    x, y = cg.make_data(64, dim, 5)
+    for s in range(steps):
+        arrays[f"x{s}"] = x[s * 16:(s + 1) * 16]
+        arrays[f"y{s}"] = y[s * 16:(s + 1) * 16]
+    np.savez(tmp_path / "in.npz", **arrays)
+    proc = subprocess.run([sys.executable, "-c", TF_SCRIPT, str(tmp_path / "in.npz")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tf_out = json.loads(proc.stdout.split("RESULT", 1)[1])
+
+    ex = load("seeds/seed_004_linear_regression.py")
+    ours = ex.train(*ex.make_data(), steps=20, verbose=False)
+    np.testing.assert_allclose(np.array(ours), np.array(tf_out["linear_regression"]),
+                               rtol=2e-6)
+
+    losses = [gan.train_step(gt.constant(arrays[f"x{s}"]), gt.constant(arrays[f"y{s}"]))
+              for s in range(steps)]
+    ours = [[d["gen_g"], d["gen_f"], d["cycle"], d["disc_x"], d["disc_y"]] for d in losses]
+    np.testing.assert_allclose(np.array(ours), np.array(tf_out["cyclegan_losses"]), rtol=1e-5)
+    for m, tf_weights in zip(models, tf_out["cyclegan_weights"]):
+        for a, b in zip(m.get_weights(), tf_weights):
+            np.testing.assert_allclose(a, np.array(b, np.float32), rtol=1e-4, atol=1e-6)

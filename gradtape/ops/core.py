@@ -161,7 +161,8 @@ def copy_to_device(x, device) -> Tensor:
 
 # --- constants ---------------------------------------------------------------------------
 
-def _shape_tuple(shape, opname):
+def shape_tuple(shape, opname):
+    """A shape (list, tuple, int or 1-D tensor) as a tuple of non-negative ints."""
     if isinstance(shape, Tensor):
         shape = shape.numpy().tolist()
     if isinstance(shape, (int, np.integer)):
@@ -190,11 +191,11 @@ def _default_float(dtype):
 
 
 def zeros(shape, dtype=None, name=None) -> Tensor:
-    return apply(_zeros, (), {"shape": _shape_tuple(shape, "zeros"), "dtype": _default_float(dtype)})
+    return apply(_zeros, (), {"shape": shape_tuple(shape, "zeros"), "dtype": _default_float(dtype)})
 
 
 def ones(shape, dtype=None, name=None) -> Tensor:
-    return apply(_ones, (), {"shape": _shape_tuple(shape, "ones"), "dtype": _default_float(dtype)})
+    return apply(_ones, (), {"shape": shape_tuple(shape, "ones"), "dtype": _default_float(dtype)})
 
 
 def zeros_like(input, dtype=None, name=None) -> Tensor:
@@ -214,7 +215,7 @@ def fill(dims, value, name=None) -> Tensor:
     if v._value.ndim != 0:
         raise ValueError(f"fill: value must be a scalar, got shape {tuple(v._value.shape)}")
     dev = v._device
-    arr = dev.xp.full(_shape_tuple(dims, "fill"), v._value, dtype=v._value.dtype)
+    arr = dev.xp.full(shape_tuple(dims, "fill"), v._value, dtype=v._value.dtype)
     return Tensor(arr, dev)
 
 
