@@ -8,8 +8,9 @@ Models, float32:
 Implementations: gradtape through ``gt.layers``/``gt.losses``/``gt.optimizers.Adam`` and,
 for the MLP, through bare ops (``gt.matmul``, ``gt.nn.relu`` ...); the same step written by
 hand in NumPy (forward, backward and Adam with in-place state updates); PyTorch and JAX
-(jitted) when they are installed. Time: the median of repeated steps after warm-up, each
-implementation's runs interleaved with the others'. Memory: the peak of the step's host
+(jitted) when they are installed. Time: the median of repeated steps after warm-up; gradtape's
+and NumPy's runs are interleaved, and the other frameworks are timed afterwards, each on its
+own, so that their thread pools do not run during the NumPy and gradtape steps. Memory: the peak of the step's host
 allocations above what existed before it (``tracemalloc``; NumPy reports its buffers to it).
 Both the wall-clock time and the process CPU time (all threads) of a step are reported; the
 CPU time is the steadier figure when other programs share the cores.
@@ -411,43 +412,52 @@ def main(argv=None) -> int:
     mlp = mlp_problem()
     cnn = cnn_problem()
     rows = []
-    for label, problem, gt_impls, np_step in (
-            ("MLP 784-512-512-10, batch 128", mlp,
-             {"gradtape (layers)": gt_mlp_layers, "gradtape (ops)": gt_mlp_ops},
-             numpy_mlp_step),
-            ("CNN 28x28 conv16-pool-conv32-pool-dense10, batch 64", cnn,
-             {"gradtape (layers)": gt_cnn_layers}, numpy_cnn_step)):
-        x, y, params = problem
+    problems = (
+        ("MLP 784-512-512-10, batch 128", "mlp", mlp,
+         {"gradtape (layers)": gt_mlp_layers, "gradtape (ops)": gt_mlp_ops}, numpy_mlp_step),
+        ("CNN 28x28 conv16-pool-conv32-pool-dense10, batch 64", "cnn", cnn,
+         {"gradtape (layers)": gt_cnn_layers}, numpy_cnn_step))
+    baselines = {}
+    # Phase 1: gradtape and NumPy, interleaved, before any other framework starts threads.
+    for label, key, (x, y, params), gt_impls, np_step in problems:
         np_params = [p.copy() for p in params]
         np_opt = NumpyAdam(np_params)
         steps = {"hand-written NumPy": lambda: np_step(x, y, np_params, np_opt)}
         for name, make in gt_impls.items():
             steps[name] = make(x, y, [p.copy() for p in params], device)
-        key = "mlp" if problem is mlp else "cnn"
-        for fw, found in (("PyTorch", torch_steps(mlp, cnn)),
-                          ("JAX (jit)", jax_steps(mlp) if key == "mlp" else {})):
-            if key in found:
-                steps[fw] = found[key]
         first = {name: fn() for name, fn in steps.items()}
         for name, value in first.items():
             if name != "hand-written NumPy":
-                check_same_step(f"{label} / {name}", value.numpy() if hasattr(value, "numpy")
-                                and not hasattr(value, "detach") else
-                                (value.detach().numpy() if hasattr(value, "detach") else value),
-                                first["hand-written NumPy"])
+                check_same_step(f"{label} / {name}", value.numpy(), first["hand-written NumPy"])
         times = time_steps(steps, repeats, warmup, sync_dev)
-        host = device.kind == "cpu"
-        peaks = {name: (peak_bytes(fn) if host or name == "hand-written NumPy" else None)
-                 for name, fn in steps.items() if name in ("hand-written NumPy",) or
-                 name.startswith("gradtape")}
-        base_wall, base_cpu = times["hand-written NumPy"]
-        base_m = peaks["hand-written NumPy"]
+        peaks = {name: peak_bytes(fn) for name, fn in steps.items()
+                 if device.kind == "cpu" or name == "hand-written NumPy"}
+        baselines[key] = (times["hand-written NumPy"], peaks["hand-written NumPy"], first)
         for name in steps:
-            peak = peaks.get(name)
-            wall, cpu = times[name]
-            rows.append((label, name, wall * 1e3, wall / base_wall, cpu * 1e3, cpu / base_cpu,
-                         None if peak is None else peak / 2 ** 20,
-                         None if peak is None else peak / base_m))
+            rows.append((label, name, times[name], peaks.get(name)))
+    # Phase 2: other frameworks when installed, each timed on its own.
+    for label, key, problem, _, _ in problems:
+        found = {}
+        for fw, make in (("PyTorch", lambda: torch_steps(mlp, cnn)),
+                         ("JAX (jit)", lambda: jax_steps(mlp))):
+            step = make().get(key)
+            if step is None:
+                continue
+            value = step()
+            value = value.detach().numpy() if hasattr(value, "detach") else np.asarray(value)
+            check_same_step(f"{label} / {fw}", value, baselines[key][2]["hand-written NumPy"])
+            found[fw] = step
+        for fw, step in found.items():
+            rows.append((label, fw, time_steps({fw: step}, repeats, warmup)[fw], None))
+
+    table = []
+    for label, name, (wall, cpu), peak in rows:
+        key = "mlp" if label.startswith("MLP") else "cnn"
+        (base_wall, base_cpu), base_m, _ = baselines[key]
+        table.append((label, name, wall * 1e3, wall / base_wall, cpu * 1e3, cpu / base_cpu,
+                      None if peak is None else peak / 2 ** 20,
+                      None if peak is None else peak / base_m))
+    rows = sorted(table, key=lambda r: not r[0].startswith("MLP"))
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"gradtape {gt.__version__}, NumPy {np.__version__}, Python "

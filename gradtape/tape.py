@@ -190,6 +190,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
     ops = diff_ops
     last_dev = None
     check_numerics = STATE.check_numerics
+    fast = not differentiable and not nb and not check_numerics
     for idx in reversed(order):
         e = entries[idx]
         if e is None:
@@ -198,6 +199,33 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
         if not differentiable and dev is not last_dev:
             ops = raw_ops(dev)
             last_dev = dev
+        if fast and len(in_ids) == 1 and not op.multi and op.vjp is not None:
+            # the common case on raw arrays: one input, one output, nothing to check
+            oid = out_ids[0]
+            g = grads.get(oid)
+            if g is None:
+                continue
+            if oid not in keep:
+                del grads[oid]
+            ans = None if outs is None else outs[0]._value
+            if attrs:
+                gi = op.vjp(ops, _NEED1, g, ans, *(vals or _NONE1), **attrs)[0]
+            else:
+                gi = op.vjp(ops, _NEED1, g, ans, *(vals or _NONE1))[0]
+            if gi is not None:
+                iid = in_ids[0]
+                prev = grads.get(iid)
+                if prev is None:
+                    grads[iid] = gi
+                elif iid in owned:
+                    prev += gi
+                    grads[iid] = prev
+                else:
+                    grads[iid] = prev + gi
+                    owned.add(iid)
+            if free:
+                entries[idx] = None
+            continue
         if op.multi:
             gs = [grads.get(o) for o in out_ids]
             if all(x is None for x in gs):
