@@ -45,7 +45,7 @@ SHORT = {"numpy": "NumPy by hand", "gradtape": "gradtape", "torch": "PyTorch",
 #: Settings of a full run and of ``--quick``.
 PROFILES = {
     "full": {"rounds": 11, "target_s": 0.05, "warmup_s": 0.2},
-    "quick": {"rounds": 5, "target_s": 0.006, "warmup_s": 0.0},
+    "quick": {"rounds": 5, "target_s": 0.01, "warmup_s": 0.0, "sizes": ("standard",)},
 }
 
 EXIT_DISAGREE = 3
@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds one worker request may take before the worker is stopped")
 
 
-def _options(args) -> argparse.Namespace:
+def complete_options(args) -> argparse.Namespace:
     """``args`` with every option present (``python -m gradtape bench`` passes only some)."""
     defaults = build_parser().parse_args([])
     merged = vars(defaults)
@@ -255,7 +255,7 @@ def run(opts) -> tuple[dict, int]:
     unknown = [c for c in case_names if c not in spec.CASES]
     if unknown:
         raise BenchError(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(spec.CASES)}")
-    sizes_opt = _split(opts.sizes) or list(spec.SIZES)
+    sizes_opt = _split(opts.sizes) or list(profile.get("sizes", spec.SIZES))
     bad = [s for s in sizes_opt if s not in spec.SIZES and s != "standard"]
     if bad:
         raise BenchError(f"unknown size(s) {', '.join(bad)}; known: {', '.join(spec.SIZES)}, "
@@ -272,6 +272,7 @@ def run(opts) -> tuple[dict, int]:
     workers = {name: WorkerProcess(name, opts.device, env, log_dir) for name in impls}
     results = {
         "schema": 1,
+        "floor": floor,
         "meta": _meta(opts, profile),
         "implementations": {},
         "skipped_implementations": {},
@@ -699,7 +700,7 @@ def main(args=None) -> int:
     """Entry point of ``python -m gradtape bench`` (``args`` from its parser, or a list)."""
     if args is None or isinstance(args, (list, tuple)):
         args = build_parser().parse_args(args)
-    opts = _options(args)
+    opts = complete_options(args)
     try:
         results, status = run(opts)
     except BenchError as exc:

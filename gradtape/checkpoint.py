@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+import secrets
 
 import numpy as np
 
@@ -75,9 +75,18 @@ def write_arrays(path, arrays: dict, kind: str, overwrite=True) -> str:
     metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind,
                 "sha256": _digest(arrays), "count": str(len(arrays))}
     data = stnp.save(arrays, metadata=metadata)
+    _atomic_write(path, data)
+    return path
+
+
+def _atomic_write(path, data: bytes):
+    """Write ``data`` to a new file beside ``path``, flush it to disk, rename it over
+    ``path``; on any failure the temporary file is removed and ``path`` is untouched."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=directory)
+    tmp = os.path.join(directory, f".tmp-{os.path.basename(path)}-{secrets.token_hex(6)}")
+    # os.open with mode 0o666 lets the umask decide the permissions, as for any new file.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -91,7 +100,6 @@ def write_arrays(path, arrays: dict, kind: str, overwrite=True) -> str:
             pass
         raise
     _fsync_dir(directory)
-    return path
 
 
 def _fsync_dir(directory):
@@ -430,19 +438,7 @@ def _record_latest(path):
     paths.append(name)
     text = f'model_checkpoint_path: "{name}"\n' + "".join(
         f'all_model_checkpoint_paths: "{p}"\n' for p in paths)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-checkpoint-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, state)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _atomic_write(state, text.encode())
 
 
 def latest_checkpoint(checkpoint_dir) -> str | None:

@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from . import initializers as _init
+from . import nest as _nest
 from .backend import device_scope
 from .dtypes import np_dtype
 from .ops import core as _core
@@ -389,10 +390,20 @@ class Layer(Module):
         self._dtype = dt
         if "autocast" in kwargs:
             self.autocast = bool(kwargs["autocast"])
+        # Keras' input_shape= (per example), input_dim= or batch_input_shape=: a Sequential
+        # whose first layer has one builds itself at construction.
+        if kwargs.get("batch_input_shape") is not None:
+            self._build_input_shape = tuple(kwargs["batch_input_shape"])
+        elif kwargs.get("input_shape") is not None:
+            self._build_input_shape = (None,) + tuple(kwargs["input_shape"])
+        elif kwargs.get("input_dim") is not None:
+            self._build_input_shape = (None, int(kwargs["input_dim"]))
+        else:
+            self._build_input_shape = None
         self.built = False
         self.input_spec = None
 
-    _UNTRACKED = frozenset({"input_spec", "_dtype", "built"})
+    _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape"})
 
     @property
     def dtype(self):
@@ -416,19 +427,11 @@ class Layer(Module):
 
     # --- calling ------------------------------------------------------------------------
     def _convert_input(self, x):
-        if isinstance(x, Tensor):
-            if self.autocast and x._value.dtype != self._dtype and x._value.dtype.kind in "fiub":
-                return _core.cast(x, self._dtype)
-            return x
-        if isinstance(x, (np.ndarray, list, np.generic, int, float)) or (
-                hasattr(x, "__array__") or hasattr(x, "__cuda_array_interface__")):
-            host_kind = np.asarray(x).dtype.kind if not hasattr(
-                x, "__cuda_array_interface__") else x.dtype.kind
-            if self.autocast and host_kind in "fiub":
-                return convert_to_tensor(x, dtype=self._dtype) if not hasattr(
-                    x, "__cuda_array_interface__") else _core.cast(convert_to_tensor(x),
-                                                                   self._dtype)
-            return convert_to_tensor(x)
+        """``x`` as a Tensor, numeric values cast to the layer's dtype when ``autocast``."""
+        if not isinstance(x, Tensor):
+            x = convert_to_tensor(x)
+        if self.autocast and x._value.dtype != self._dtype and x._value.dtype.kind in "fiub":
+            x = _core.cast(x, self._dtype)
         return x
 
     def _input_error(self, shape, spec, what="input"):
@@ -452,8 +455,9 @@ class Layer(Module):
         if training is None:
             training = stack[-1] if stack else False
         training = bool(training)
-        if isinstance(inputs, (list, tuple, dict)):
-            x = inputs
+        if isinstance(inputs, dict) or (isinstance(inputs, (list, tuple)) and any(
+                isinstance(v, (Tensor, np.ndarray)) for v in _nest.flatten(inputs))):
+            x = inputs                       # a structure of inputs, passed as given
         else:
             x = self._convert_input(inputs)
             self._check_input(x)
@@ -522,6 +526,9 @@ class Sequential(Model):
         self.layers = []
         for layer in layers or []:
             self.add(layer)
+        first = self.layers[0] if self.layers else None
+        if isinstance(first, Layer) and first._build_input_shape is not None:
+            self.build(first._build_input_shape)
 
     def add(self, layer) -> None:
         if not callable(layer):

@@ -201,11 +201,17 @@ class Optimizer:
 
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name=None, **kwargs):
-        for key in kwargs:
-            if key not in ("use_ema", "ema_momentum", "ema_overwrite_frequency",
-                           "loss_scale_factor", "gradient_accumulation_steps", "jit_compile",
-                           "decay", "lr"):
-                raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
+        cls = type(self).__name__
+        for key, value in kwargs.items():
+            if key in ("lr", "jit_compile"):
+                continue
+            if key in ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                       "gradient_accumulation_steps", "decay"):
+                if value in (None, False, 0, 0.0) or (key == "ema_momentum" and value == 0.99):
+                    continue
+                raise ValueError(f"{cls}: {key}={value!r} is not supported by gradtape's "
+                                 "optimizers")
+            raise TypeError(f"{cls}: unexpected keyword argument {key!r}")
         if "lr" in kwargs:
             learning_rate = kwargs["lr"]
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
@@ -513,8 +519,8 @@ class Optimizer:
             out = []
             for g, dev in grads:
                 with dev.activate():
-                    out.append((dev.xp.clip(g, -c, c), dev))
-            return [g for g, _ in out]
+                    out.append(dev.xp.clip(g, -c, c))
+            return out
         return [g for g, _ in grads]
 
     # --- config -------------------------------------------------------------------------------

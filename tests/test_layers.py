@@ -286,3 +286,27 @@ def test_layers_reachable_through_keras():
     assert gt.keras.layers.Dense is layers.Dense
     assert gt.keras.Sequential is layers.Sequential
     assert gt.keras.initializers.HeNormal is initializers.HeNormal
+
+
+def test_input_shape_builds_a_sequential_at_construction():
+    model = gt.keras.Sequential([layers.Dense(4, input_shape=(3,)), layers.Dense(2)])
+    assert [tuple(v.shape) for v in model.variables] == [(3, 4), (4,), (4, 2), (2,)]
+    assert tuple(layers.Dense(2)([[1.0, 2.0]]).shape) == (1, 2)
+
+
+def test_subclassed_model_with_several_inputs():
+    class TwoTowers(gt.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.left = layers.Dense(2, kernel_initializer="ones")
+            self.right = layers.Dense(2, kernel_initializer="ones")
+
+        def call(self, inputs, training=False):
+            a, b = inputs
+            return self.left(a) + self.right(b)
+
+    model = TwoTowers()
+    out = model([np.ones((1, 3)), np.ones((1, 4))])
+    np.testing.assert_allclose(out.numpy(), [[7.0, 7.0]])
+    assert [p for p, _ in model.named_variables()] == ["left.kernel", "left.bias",
+                                                       "right.kernel", "right.bias"]

@@ -361,3 +361,46 @@ def test_reachable_through_keras_namespace():
     assert gt.keras.optimizers.schedules.CosineDecay is schedules.CosineDecay
     from gradtape.optimizers.schedules import ExponentialDecay
     assert ExponentialDecay is schedules.ExponentialDecay
+
+
+@pytest.mark.parametrize("make", [
+    lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True),
+    lambda: optimizers.Adam(amsgrad=True), lambda: optimizers.AdamW(),
+    lambda: optimizers.RMSprop(momentum=0.5, centered=True),
+    lambda: optimizers.Adagrad(global_clipnorm=1.0), lambda: optimizers.Adam(clipnorm=1.0),
+    lambda: optimizers.SGD(clipvalue=0.1),
+    lambda: optimizers.SGD(schedules.CosineDecay(0.1, 10)),
+    lambda: optimizers.SGD(gt.Variable(0.1)),
+], ids=["sgd", "adam", "adamw", "rmsprop", "adagrad", "clipnorm", "clipvalue", "schedule",
+        "lr_variable"])
+def test_a_training_step_makes_no_host_round_trip(make):
+    """On the strict device any host read or upload is counted: a step makes none."""
+    dev = gt.get_device("strict:0")
+    rng = np.random.default_rng(0)
+    with gt.device(dev):
+        x = gt.constant(rng.standard_normal((16, 5)).astype(np.float32))
+        y = gt.constant(rng.integers(0, 3, 16))
+        model = gt.keras.Sequential([
+            gt.layers.Dense(8, activation="relu", kernel_initializer=gt.initializers.Constant(0.1)),
+            gt.layers.BatchNormalization(),
+            gt.layers.Dense(3, kernel_initializer="ones")])
+        loss_fn = gt.losses.SparseCategoricalCrossentropy(from_logits=True)
+        opt = make()
+        model(x)
+        for _ in range(3):
+            syncs, transfers = dev.sync_count, dev.transfer_count
+            with gt.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            assert (dev.sync_count - syncs, dev.transfer_count - transfers) == (0, 0)
+    for slot in opt.variables:
+        assert slot.device is dev
+    assert int(opt.iterations.numpy()) == 3
+
+
+def test_unsupported_keras_options_are_refused():
+    with pytest.raises(ValueError, match="use_ema=True is not supported"):
+        optimizers.Adam(use_ema=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'betas'"):
+        optimizers.Adam(betas=(0.9, 0.99))

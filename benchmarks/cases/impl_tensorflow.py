@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 
-import numpy as np
 
 from .base import Implementation, Runner, Unsupported, to_host, training_outputs
 from .spec import (BETA_1, BETA_2, CHAIN_SCALE, CHAIN_SHIFT, CHAIN_STEPS, CNN_PARAMS, EPSILON,

@@ -160,6 +160,9 @@ def main(argv=None) -> int:
     send({"ready": True, "name": impl.name, "label": impl.label,
           "version": getattr(impl, "version", ""), "threads": impl.threads(),
           "traced_memory": impl.traced_memory})
+    # the libraries' own objects never become garbage: keep them out of every collection
+    gc.collect()
+    gc.freeze()
     worker = Worker(impl)
     for line in sys.stdin:
         line = line.strip()
