@@ -122,7 +122,10 @@ class Generator:
             return np.random.Generator(np.random.PCG64(seed_seq))
         seed = int(seed_seq.generate_state(1, np.uint64)[0]) & _MAX_SEED
         with dev.activate():
-            return dev.xp.random.RandomState(seed)
+            try:
+                return dev.xp.random.RandomState(seed)
+            except ValueError:   # a NumPy-backed namespace takes 32-bit seeds only
+                return dev.xp.random.RandomState(seed & 0xFFFFFFFF)
 
     def _rng_state_from(self, other):
         if self._device.host_visible and other._device.host_visible:

@@ -1,6 +1,8 @@
 """What every implementation of the suite provides to the worker."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .spec import BETA_1, BETA_2, CASES, EPSILON, LEARNING_RATE
@@ -33,6 +35,17 @@ class Runner:
 
     def check(self) -> dict:
         raise NotImplementedError
+
+
+class BareCall(Runner):
+    """Times ``fn(*args)`` with nothing around the call (``step`` is a ``functools.partial``);
+    ``check`` returns the result as output ``y``."""
+
+    def __init__(self, fn, *args):
+        self.step = functools.partial(fn, *args)
+
+    def check(self) -> dict:
+        return {"y": to_host(self.step())}
 
 
 class Implementation:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .base import Implementation, Runner, Unsupported, to_host, training_outputs
+from .base import BareCall, Implementation, Runner, Unsupported, to_host, training_outputs
 from .spec import (BETA_1, BETA_2, CHAIN_SCALE, CHAIN_SHIFT, CHAIN_STEPS, CNN_PARAMS, EPSILON,
                    LEARNING_RATE, MLP_PARAMS)
 
@@ -121,6 +121,11 @@ class Gradtape(Implementation):
         return self.gt.__version__
 
     # --- cases --------------------------------------------------------------------------
+
+    def case_notape(self, p, data):
+        runner = BareCall(self.gt.tanh, self.gt.constant(data["x"]))
+        runner.sync = self.dev.synchronize
+        return runner
 
     def case_opchain(self, p, data):
         gt = self.gt

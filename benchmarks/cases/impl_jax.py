@@ -79,7 +79,7 @@ def _functions(jax):
             return sum(jnp.sum(g * g) for g in grads)
         return jax.grad(norm2)(params)
 
-    return {"chain": chain, "mlp_step": train_step(mlp_loss), "cnn_step": train_step(cnn_loss),
+    return {"tanh": jnp.tanh, "chain": chain, "mlp_step": train_step(mlp_loss), "cnn_step": train_step(cnn_loss),
             "jacobian": jacobian, "hvp": hvp, "secondorder": grad_of_grad_norm}
 
 
@@ -168,6 +168,10 @@ class JaxEager(Implementation):
 
     def _a(self, array):
         return self.jax.device_put(np.ascontiguousarray(array), self.dev)
+
+    def case_notape(self, p, data):
+        return _Call(self.jax, self.fns["tanh"], (self._a(data["x"]),),
+                     lambda r: {"y": np.asarray(r)})
 
     def case_opchain(self, p, data):
         return _Call(self.jax, self.fns["chain"], (self._a(data["x"]),),

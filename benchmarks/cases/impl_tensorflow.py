@@ -12,7 +12,7 @@ import contextlib
 import os
 
 
-from .base import Implementation, Runner, Unsupported, to_host, training_outputs
+from .base import BareCall, Implementation, Runner, Unsupported, to_host, training_outputs
 from .spec import (BETA_1, BETA_2, CHAIN_SCALE, CHAIN_SHIFT, CHAIN_STEPS, CNN_PARAMS, EPSILON,
                    LEARNING_RATE, MLP_PARAMS, N_CLASSES)
 
@@ -120,6 +120,9 @@ class TensorflowEager(Implementation):
     def _c(self, array):
         with self.scope():
             return self.tf.constant(array)
+
+    def case_notape(self, p, data):
+        return BareCall(self.tf.tanh, self._c(data["x"]))
 
     def case_opchain(self, p, data):
         tf = self.tf

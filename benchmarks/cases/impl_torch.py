@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from .base import Implementation, Runner, Unsupported, training_outputs
+from .base import BareCall, Implementation, Runner, Unsupported, training_outputs
 from .spec import (BETA_1, BETA_2, CHAIN_SCALE, CHAIN_SHIFT, CHAIN_STEPS, CNN_PARAMS, EPSILON,
                    LEARNING_RATE, MLP_PARAMS, N_CLASSES)
 
@@ -105,6 +105,11 @@ class Torch(Implementation):
         return t.requires_grad_() if grad else t
 
     # --- cases --------------------------------------------------------------------------
+
+    def case_notape(self, p, data):
+        runner = BareCall(self.torch.tanh, self._t(data["x"]))
+        runner.sync = _Runner(self.torch, self.dev).sync
+        return runner
 
     def case_opchain(self, p, data):
         torch = self.torch

@@ -6,6 +6,7 @@ floor before anything is timed (:func:`compare`).
 
 Cases (each at four sizes, ``tiny`` to ``large``; ``standard`` marks the headline size):
 
+- ``notape``: one ``tanh`` with no tape or trace active: the cost of an op outside autodiff.
 - ``opchain``: ``y = tanh(y * 1.01 + 0.1)`` 100 times (300 ops) on a float32 vector, then the
   gradient of ``sum(y)``: per-op overhead.
 - ``mlp``: one training step of a 784-H-H-10 ReLU MLP with sparse softmax cross-entropy,
@@ -59,7 +60,7 @@ class Case:
     def describe(self, size: str) -> str:
         """A short description of the problem at ``size`` for tables and plots."""
         p = self.sizes[size]
-        if self.name == "opchain":
+        if self.name in ("notape", "opchain"):
             return f"{p['n']} floats"
         if self.name in ("mlp", "secondorder"):
             h = p["hidden"]
@@ -71,6 +72,11 @@ class Case:
 
 
 CASES = {
+    "notape": Case(
+        "notape", "one op, no tape (tanh)",
+        {"tiny": {"n": 16}, "small": {"n": 1024}, "medium": {"n": 65536},
+         "large": {"n": 1048576}},
+        standard="tiny"),
     "opchain": Case(
         "opchain", "op chain (300 ops)",
         {"tiny": {"n": 16}, "small": {"n": 1024}, "medium": {"n": 16384},
@@ -117,7 +123,7 @@ def make_data(case: str, size: str, seed: int = 0) -> dict:
     """
     p = CASES[case].sizes[size]
     rng = np.random.default_rng(seed)
-    if case == "opchain":
+    if case in ("notape", "opchain"):
         return {"x": np.linspace(-1.0, 1.0, p["n"], dtype=np.float32)}
     if case in ("mlp", "secondorder"):
         b, h = p["batch"], p["hidden"]

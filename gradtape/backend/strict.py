@@ -457,6 +457,29 @@ class _StrictUfunc:
         return f"<strict ufunc {self.__name__!r}>"
 
 
+class _StrictRandomState:
+    """CuPy's ``RandomState`` API (``dtype=`` on draws) with results on the strict device."""
+
+    def __init__(self, device, seed=None):
+        self._device = device
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+
+    def _out(self, host):
+        return StrictArray(np.asarray(host), self._device)
+
+    def standard_normal(self, size=None, dtype=np.float64):
+        return self._out(self._rng.standard_normal(size, dtype=dtype))
+
+    def random_sample(self, size=None, dtype=np.float64):
+        return self._out(self._rng.random(size, dtype=dtype))
+
+    def randint(self, low, high=None, size=None, dtype=np.int64):
+        return self._out(self._rng.integers(low, high, size=size, dtype=dtype))
+
+    def permutation(self, n):
+        return self._out(self._rng.permutation(n))
+
+
 class StrictNamespace:
     """``device.xp`` of a strict device: NumPy's names, on strict arrays only."""
 
@@ -476,6 +499,11 @@ class StrictNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         obj = getattr(self._module, name)
+        if self._prefix == "xp.random" and name == "RandomState":
+            device = self._device
+            value = lambda seed=None: _StrictRandomState(device, seed)  # noqa: E731
+            setattr(self, name, value)
+            return value
         if isinstance(obj, np.ufunc):
             value = _StrictUfunc(obj, self._device)
         elif isinstance(obj, types.ModuleType):
