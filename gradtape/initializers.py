@@ -13,8 +13,10 @@ import math
 
 import numpy as np
 
+from . import _config
 from .backend import current_device
 from .dtypes import np_dtype
+from .ops.core import shape_tuple
 from .tensor import Tensor
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
@@ -46,16 +48,6 @@ def _float_dtype(dtype, who):
     if dt.kind != "f":
         raise TypeError(f"{who}: dtype must be a floating type, got {dt.name}")
     return dt
-
-
-def _shape(shape, who):
-    try:
-        shape = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{who}: shape must be a sequence of ints, got {shape!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"{who}: negative dimension in shape {shape}")
-    return shape
 
 
 class Initializer:
@@ -99,7 +91,7 @@ class Zeros(Initializer):
     def __call__(self, shape, dtype=None) -> Tensor:
         dev = current_device()
         with dev.activate():
-            arr = dev.xp.zeros(_shape(shape, "Zeros"), dtype=_float_dtype(dtype, "Zeros"))
+            arr = dev.xp.zeros(shape_tuple(shape, "Zeros"), dtype=_float_dtype(dtype, "Zeros"))
         return Tensor(arr, dev)
 
 
@@ -109,7 +101,7 @@ class Ones(Initializer):
     def __call__(self, shape, dtype=None) -> Tensor:
         dev = current_device()
         with dev.activate():
-            arr = dev.xp.ones(_shape(shape, "Ones"), dtype=_float_dtype(dtype, "Ones"))
+            arr = dev.xp.ones(shape_tuple(shape, "Ones"), dtype=_float_dtype(dtype, "Ones"))
         return Tensor(arr, dev)
 
 
@@ -122,7 +114,7 @@ class Constant(Initializer):
     def __call__(self, shape, dtype=None) -> Tensor:
         dev = current_device()
         with dev.activate():
-            arr = dev.xp.full(_shape(shape, "Constant"), self.value,
+            arr = dev.xp.full(shape_tuple(shape, "Constant"), self.value,
                               dtype=_float_dtype(dtype, "Constant"))
         return Tensor(arr, dev)
 
@@ -139,7 +131,7 @@ class RandomNormal(_Seeded):
         self.stddev = float(stddev)
 
     def __call__(self, shape, dtype=None) -> Tensor:
-        return self._generator().normal(_shape(shape, "RandomNormal"), mean=self.mean,
+        return self._generator().normal(shape_tuple(shape, "RandomNormal"), mean=self.mean,
                                         stddev=self.stddev,
                                         dtype=_float_dtype(dtype, "RandomNormal"))
 
@@ -158,7 +150,7 @@ class RandomUniform(_Seeded):
         self.maxval = float(maxval)
 
     def __call__(self, shape, dtype=None) -> Tensor:
-        return self._generator().uniform(_shape(shape, "RandomUniform"), minval=self.minval,
+        return self._generator().uniform(shape_tuple(shape, "RandomUniform"), minval=self.minval,
                                          maxval=self.maxval,
                                          dtype=_float_dtype(dtype, "RandomUniform"))
 
@@ -175,7 +167,7 @@ class TruncatedNormal(_Seeded):
         self.stddev = float(stddev)
 
     def __call__(self, shape, dtype=None) -> Tensor:
-        return self._generator().truncated_normal(_shape(shape, "TruncatedNormal"),
+        return self._generator().truncated_normal(shape_tuple(shape, "TruncatedNormal"),
                                                   mean=self.mean, stddev=self.stddev,
                                                   dtype=_float_dtype(dtype, "TruncatedNormal"))
 
@@ -212,7 +204,7 @@ class VarianceScaling(_Seeded):
 
     def __call__(self, shape, dtype=None) -> Tensor:
         who = type(self).__name__
-        shape = _shape(shape, who)
+        shape = shape_tuple(shape, who)
         dt = _float_dtype(dtype, who)
         fan_in, fan_out = compute_fans(shape)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
@@ -335,16 +327,11 @@ def get(identifier) -> Initializer:
     raise TypeError(f"cannot interpret {identifier!r} as an initializer")
 
 
-def serialize(initializer: Initializer) -> dict:
-    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+serialize = _config.serialize
 
 
 def deserialize(config: dict) -> Initializer:
-    name = config.get("class_name", "")
-    cls = _BY_NAME.get(name.lower())
-    if cls is None:
-        raise ValueError(f"unknown initializer {name!r}; known initializers: {known_names()}")
-    return cls.from_config(config.get("config", {}))
+    return _config.deserialize(config, _BY_NAME, "initializer", known_names())
 
 
 # Keras' lower-case aliases

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _config
 from .backend import device_scope
 from .ops import core as _core
 from .ops import math as _m
@@ -401,13 +402,8 @@ def get(identifier):
     raise TypeError(f"cannot interpret {identifier!r} as a loss")
 
 
-def serialize(loss: Loss) -> dict:
-    return {"class_name": type(loss).__name__, "config": loss.get_config()}
+serialize = _config.serialize
 
 
 def deserialize(config: dict) -> Loss:
-    name = config.get("class_name", "")
-    cls = _CLASSES.get(name)
-    if cls is None:
-        raise ValueError(f"unknown loss {name!r}; known losses: {sorted(_CLASSES)}")
-    return cls.from_config(config.get("config", {}))
+    return _config.deserialize(config, _CLASSES, "loss", sorted(_CLASSES), fold_case=False)

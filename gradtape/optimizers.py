@@ -28,6 +28,7 @@ import weakref
 
 import numpy as np
 
+from . import _config
 from .backend import DeviceError
 from .dtypes import as_dtype
 from .tensor import Tensor, Variable, convert_to_tensor
@@ -834,14 +835,9 @@ def get(identifier) -> Optimizer:
     raise TypeError(f"cannot interpret {identifier!r} as an optimizer")
 
 
-def serialize(optimizer: Optimizer) -> dict:
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+serialize = _config.serialize
 
 
 def deserialize(config: dict) -> Optimizer:
-    name = config.get("class_name", "")
-    cls = _BY_NAME.get(name.lower())
-    if cls is None:
-        raise ValueError(f"unknown optimizer {name!r}; known optimizers: "
-                         f"{sorted(c.__name__ for c in _BY_NAME.values())}")
-    return cls.from_config(config.get("config", {}))
+    return _config.deserialize(config, _BY_NAME, "optimizer",
+                               sorted(c.__name__ for c in _BY_NAME.values()))

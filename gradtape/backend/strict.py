@@ -25,7 +25,6 @@ a backward pass), not a stand-in for GPU numerics.
 """
 from __future__ import annotations
 
-import contextlib
 import types
 
 import numpy as np
@@ -636,15 +635,6 @@ class StrictDevice(Device):
 
     def erf(self, x):
         return StrictArray(np.asarray(Device.erf(self, x._a)), self)
-
-    def errstate(self):
-        return np.errstate(all="ignore")
-
-    def synchronize(self):
-        pass
-
-    def activate(self):
-        return contextlib.nullcontext()
 
     def memory_info(self) -> dict:
         return {"device": self.name, "used_bytes": self.allocated_bytes,
