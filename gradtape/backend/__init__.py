@@ -124,6 +124,17 @@ class device_scope:
         return False
 
 
+def device_of(xp, array) -> Device:
+    """The device owning ``array`` of namespace ``xp`` (for device-specific functions such as
+    the special functions, called from inside an op's forward)."""
+    dev = getattr(xp, "gradtape_device", None)
+    if dev is not None:
+        return dev
+    if xp.__name__ == "numpy":
+        return CPU
+    return get_device(f"gpu:{array.device.id}")
+
+
 def list_devices():
     """Every usable device: the CPU and each CUDA GPU."""
     return [CPU] + list(_probe_gpus())

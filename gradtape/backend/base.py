@@ -76,11 +76,20 @@ class Device:
         np.add.at(target, indices, values)
 
     def erf(self, x):
+        """The error function of a device array (same dtype)."""
         try:
             from scipy.special import erf
         except ImportError:  # pragma: no cover - exercised only without SciPy
             return _erf_numpy(x)
-        return erf(x)
+        return erf(x).astype(x.dtype, copy=False)
+
+    def erfc(self, x):
+        """``1 - erf(x)``, accurate in the tail where that difference cancels."""
+        try:
+            from scipy.special import erfc
+        except ImportError:  # pragma: no cover - exercised only without SciPy
+            return (1 - _erf_numpy(x)).astype(x.dtype, copy=False)
+        return erfc(x).astype(x.dtype, copy=False)
 
     def errstate(self):
         """Silence floating-point warnings (1/0, log(0)): results follow IEEE as TF does."""

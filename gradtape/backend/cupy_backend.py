@@ -67,7 +67,11 @@ class CupyDevice(Device):
 
     def erf(self, x):
         from cupyx.scipy.special import erf
-        return erf(x)
+        return erf(x).astype(x.dtype, copy=False)
+
+    def erfc(self, x):
+        from cupyx.scipy.special import erfc
+        return erfc(x).astype(x.dtype, copy=False)
 
     def errstate(self):
         import contextlib

@@ -636,6 +636,9 @@ class StrictDevice(Device):
     def erf(self, x):
         return StrictArray(np.asarray(Device.erf(self, x._a)), self)
 
+    def erfc(self, x):
+        return StrictArray(np.asarray(Device.erfc(self, x._a)), self)
+
     def memory_info(self) -> dict:
         return {"device": self.name, "used_bytes": self.allocated_bytes,
                 "pool_bytes": self.allocated_bytes, "peak_bytes": self.peak_bytes}

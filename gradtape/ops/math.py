@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import math as _pymath
 
+from ..backend import device_of
 from ..registry import STATE, _active, apply, apply1, apply2, defop, op_error
 from ..tensor import Tensor
 from ._util import as_tensor, binary, dtype_name, operand
@@ -387,9 +388,7 @@ _TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
 
 
 def _erf_fwd(xp, x):
-    from ..backend import CPU, get_device
-    dev = getattr(xp, "gradtape_device", None) or (CPU if xp.__name__ == "numpy" else get_device("gpu"))
-    return dev.erf(x).astype(x.dtype, copy=False)
+    return device_of(xp, x).erf(x)
 
 
 _erf, erf = _unary("erf", _erf_fwd,

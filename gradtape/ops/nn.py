@@ -13,10 +13,11 @@ import math as _pymath
 
 import numpy as np
 
+from ..backend import device_of
 from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor
 from ._util import as_tensor, dtype_name, normalize_axis, operand
-from .math import _erf_fwd, _sigmoid_fwd
+from .math import _sigmoid_fwd
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
@@ -208,14 +209,7 @@ def _gelu_fwd(xp, x, approximate):
 
 
 def _erfc(xp, x):
-    try:
-        if xp is np:
-            from scipy.special import erfc
-        else:
-            from cupyx.scipy.special import erfc
-    except ImportError:
-        return 1 - _erf_fwd(xp, x)
-    return erfc(x).astype(x.dtype, copy=False)
+    return device_of(xp, x).erfc(x)
 
 
 def _gelu_vjp(ops, needs, g, ans, x, approximate):
