@@ -199,8 +199,9 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
         if not differentiable and dev is not last_dev:
             ops = raw_ops(dev)
             last_dev = dev
-        if fast and len(in_ids) == 1 and not op.multi and op.vjp is not None:
-            # the common case on raw arrays: one input, one output, nothing to check
+        n_in = len(in_ids)
+        if fast and n_in <= 2 and not op.multi and op.vjp is not None:
+            # the common case on raw arrays: one output, one or two inputs
             oid = out_ids[0]
             g = grads.get(oid)
             if g is None:
@@ -208,12 +209,25 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             if oid not in keep:
                 del grads[oid]
             ans = None if outs is None else outs[0]._value
-            if attrs:
-                gi = op.vjp(ops, _NEED1, g, ans, *(vals or _NONE1), **attrs)[0]
+            if n_in == 1:
+                needs = _NEED1
+                args = vals or _NONE1
             else:
-                gi = op.vjp(ops, _NEED1, g, ans, *(vals or _NONE1))[0]
-            if gi is not None:
-                iid = in_ids[0]
+                needs = (in_ids[0] in reach, in_ids[1] in reach)
+                args = vals or _NONE2
+            if attrs:
+                in_grads = op.vjp(ops, needs, g, ans, *args, **attrs)
+            else:
+                in_grads = op.vjp(ops, needs, g, ans, *args)
+            for k in range(n_in):
+                gi = in_grads[k]
+                if gi is None or not needs[k]:
+                    continue
+                if op.broadcasts:
+                    shape = vals[k].shape if vals is not None else shapes[k]
+                    if gi.shape != shape:
+                        gi = _sum_to_batched(ops, gi, tuple(shape), batch)
+                iid = in_ids[k]
                 prev = grads.get(iid)
                 if prev is None:
                     grads[iid] = gi
@@ -249,7 +263,6 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             raise LookupError(f"gradient: no gradient rule is registered for op '{op.name}'; "
                               "wrap the computation in gt.stop_gradient or give it a "
                               "gt.custom_gradient")
-        n_in = len(in_ids)
         if n_in == 1:
             needs = _NEED1
         elif n_in == 2:
@@ -300,6 +313,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
 
 _NEED1 = (True,)
 _NONE1 = (None,)
+_NONE2 = (None, None)
 
 
 def _zeros_for(ops, out, batch, differentiable):
