@@ -11,7 +11,7 @@ Rounds are interleaved (every implementation once per round, in a rotating order
 noise hits all alike; each ratio is the median over rounds of the ratio measured within a
 round.
 
-Writes ``benchmarks/results/run-<time>.json`` and ``.md`` and, unless told not to, copies them
+Writes ``benchmarks/results/run-<time>.json`` and ``.md`` and, for a full run, copies them
 to ``latest.json``/``latest.md`` with two charts (``latest_ratios.png``,
 ``latest_scaling.png``). The suite lives in the source tree: run it from a checkout.
 """
@@ -26,6 +26,7 @@ import platform
 import queue
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,6 +50,9 @@ PROFILES = {
 }
 
 EXIT_DISAGREE = 3
+
+_SIGSTOP = getattr(signal, "SIGSTOP", None)
+_SIGCONT = getattr(signal, "SIGCONT", None)
 
 
 class BenchError(RuntimeError):
@@ -85,8 +89,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None,
                    help="limit the intra-op threads of NumPy's BLAS, PyTorch and TensorFlow")
     p.add_argument("--out", default=None, help=f"results folder (default {RESULTS})")
+    p.add_argument("--latest", dest="latest", action="store_true", default=None,
+                   help="replace latest.json / latest.md / the charts (the default for a full "
+                        "run; a --quick run writes only its own run-<time> files)")
     p.add_argument("--no-latest", dest="latest", action="store_false",
-                   help="do not replace latest.json / latest.md / the charts")
+                   help="leave latest.json / latest.md / the charts alone")
     p.add_argument("--no-plots", dest="plots", action="store_false", help="draw no charts")
     p.add_argument("--no-memory", dest="memory", action="store_false",
                    help="skip the tracemalloc memory figures")
@@ -102,6 +109,8 @@ def complete_options(args) -> argparse.Namespace:
     defaults = build_parser().parse_args([])
     merged = vars(defaults)
     merged.update({k: v for k, v in vars(args).items() if k in merged and v is not None})
+    if merged["latest"] is None:
+        merged["latest"] = not merged["quick"]
     return argparse.Namespace(**merged)
 
 
@@ -126,7 +135,12 @@ def _split(value):
 # --- workers ----------------------------------------------------------------------------------------
 
 class WorkerProcess:
-    """One implementation's worker process, spoken to one JSON line at a time."""
+    """One implementation's worker process, spoken to one JSON line at a time.
+
+    Between requests the process is stopped (SIGSTOP, where the system has it): a thread
+    pool that spins for a while after its last task (OpenBLAS, OpenMP) would otherwise keep a
+    core busy while the next implementation is being timed.
+    """
 
     def __init__(self, impl: str, device: str, env: dict, log_dir: str):
         self.impl = impl
@@ -141,6 +155,7 @@ class WorkerProcess:
         self._reader.start()
         self.info: dict = {}
         self.dead = False
+        self.stopped = False
 
     def _read(self):
         for line in self.proc.stdout:
@@ -167,26 +182,45 @@ class WorkerProcess:
             return {"ok": False, "error": "the worker exited:\n" + self.log_tail()}
         return json.loads(line)
 
-    def request(self, obj: dict, timeout: float) -> dict:
+    def request(self, obj: dict, timeout: float, pause: bool = True) -> dict:
+        """Send ``obj``, wait for the answer, then (``pause``) stop the process until the next
+        request."""
         if self.dead:
             return {"ok": False, "error": "the worker is no longer running"}
+        self.resume()
         try:
             self.proc.stdin.write(json.dumps(obj) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self.dead = True
             return {"ok": False, "error": "the worker exited:\n" + self.log_tail()}
-        return self.receive(timeout)
+        answer = self.receive(timeout)
+        if pause:
+            self.pause()
+        return answer
+
+    def pause(self):
+        """Stop the process (its threads use no CPU until :meth:`resume`)."""
+        if _SIGSTOP is not None and not self.dead and self.proc.poll() is None:
+            os.kill(self.proc.pid, _SIGSTOP)
+            self.stopped = True
+
+    def resume(self):
+        if self.stopped and self.proc.poll() is None:
+            os.kill(self.proc.pid, _SIGCONT)
+        self.stopped = False
 
     def kill(self):
         self.dead = True
         if self.proc.poll() is None:
+            self.resume()
             self.proc.kill()
 
     def close(self):
+        self.resume()
         if not self.dead and self.proc.poll() is None:
             try:
-                self.request({"op": "quit"}, timeout=10)
+                self.request({"op": "quit"}, timeout=10, pause=False)
             except Exception:  # noqa: BLE001 - closing anyway
                 pass
         try:
@@ -287,6 +321,7 @@ def run(opts) -> tuple[dict, int]:
         for name, w in workers.items():
             hello = w.receive(timeout=opts.timeout)
             if hello.get("ready"):
+                w.pause()
                 w.info = hello
                 results["implementations"][name] = {
                     k: hello.get(k) for k in ("label", "version", "threads", "traced_memory")}
@@ -454,6 +489,14 @@ def _meta(opts, profile) -> dict:
 
 # --- reports ------------------------------------------------------------------------------------------
 
+def _short(results, impl: str) -> str:
+    """Column title of ``impl``: the floor's own label (NumPy or CuPy by hand), else a short
+    name."""
+    if impl == results.get("floor"):
+        return results["implementations"].get(impl, {}).get("label") or SHORT.get(impl, impl)
+    return SHORT.get(impl, impl)
+
+
 def _columns(results) -> list[str]:
     return [n for n in results["implementations"]]
 
@@ -491,7 +534,7 @@ def markdown(results) -> str:
     """The report as markdown: ratios, times, scaling, memory, notes."""
     meta = results["meta"]
     impls = _columns(results)
-    floor = impls[0] if impls else "numpy"
+    floor = results.get("floor", "numpy")
     others = [i for i in impls if i != floor]
     head = [f"# gradtape benchmarks ({meta['device']}, {meta['cores']} cores)", ""]
     labels = ", ".join(
@@ -509,10 +552,10 @@ def markdown(results) -> str:
     out = head + [""]
     standard = [(c, s) for c in results["cases"] if (s := _headline_size(results, c))]
     if standard:
-        out += ["## Ratio to the NumPy floor (lower is better)", "",
+        out += [f"## Ratio to the floor, {_short(results, floor)} (lower is better)", "",
                 "Median over rounds of (time of the implementation / time of the hand-written "
-                "NumPy version) measured in the same round.", "",
-                "| case | size | " + " | ".join(SHORT.get(i, i) for i in others) + " |",
+                "floor) measured in the same round.", "",
+                "| case | size | " + " | ".join(_short(results, i) for i in others) + " |",
                 "| --- | --- |" + " ---: |" * len(others)]
         for case, size in standard:
             row = [results["cases"][case]["title"], results["cases"][case]["sizes"][size]]
@@ -522,7 +565,7 @@ def markdown(results) -> str:
             out.append("| " + " | ".join(row) + " |")
         out += ["", "## Time per call", "",
                 "Median ± half the interquartile range over rounds.", "",
-                "| case | size | " + " | ".join(SHORT.get(i, i) for i in impls) + " |",
+                "| case | size | " + " | ".join(_short(results, i) for i in impls) + " |",
                 "| --- | --- |" + " ---: |" * len(impls)]
         for case, size in standard:
             row = [results["cases"][case]["title"], results["cases"][case]["sizes"][size]]
@@ -539,14 +582,14 @@ def markdown(results) -> str:
                      if _cell(results, c, s, floor)) > 1]
     if scaled:
         sizes = ("tiny", "small", "medium", "large")
-        out += ["## Scaling: ratio to the NumPy floor at each size", "",
+        out += [f"## Scaling: ratio to the floor ({_short(results, floor)}) at each size", "",
                 "| case | implementation | " + " | ".join(sizes) + " |",
                 "| --- | --- |" + " ---: |" * len(sizes)]
         for case in scaled:
             info = results["cases"][case]
             out.append(f"| **{info['title']}** | *sizes* | " +
                        " | ".join(info["sizes"][s] for s in sizes) + " |")
-            out.append(f"| | {SHORT.get(floor, floor)} | " + " | ".join(
+            out.append(f"| | {_short(results, floor)} | " + " | ".join(
                 _fmt_time(e["median_s"]) if (e := _cell(results, case, s, floor)) and
                 "median_s" in e else "" for s in sizes) + " |")
             for i in others:
@@ -554,7 +597,7 @@ def markdown(results) -> str:
                 for s in sizes:
                     e = _cell(results, case, s, i)
                     cells.append(f"{e['ratio']:.2f}x" if e and "ratio" in e else _status_text(e))
-                out.append(f"| | {SHORT.get(i, i)} | " + " | ".join(cells) + " |")
+                out.append(f"| | {_short(results, i)} | " + " | ".join(cells) + " |")
         out.append("")
     if results["memory"]:
         mem_impls = [i for i in impls if any(r["impl"] == i for r in results["memory"])]
@@ -562,7 +605,7 @@ def markdown(results) -> str:
                 "Everything traced and alive at the peak (inputs, parameters, optimizer state, "
                 "temporaries), in MiB; in brackets the part above what was alive just before "
                 "the call. Only NumPy-based implementations are visible to tracemalloc.", "",
-                "| case | size | " + " | ".join(SHORT.get(i, i) for i in mem_impls) + " |",
+                "| case | size | " + " | ".join(_short(results, i) for i in mem_impls) + " |",
                 "| --- | --- |" + " ---: |" * len(mem_impls)]
         for case in results["cases"]:
             rows = [r for r in results["memory"] if r["case"] == case]
@@ -585,10 +628,10 @@ def markdown(results) -> str:
     notes = []
     for e in results["results"]:
         if e.get("note"):
-            notes.append(f"- {SHORT.get(e['impl'], e['impl'])}, {e['case']}: {e['note']}")
+            notes.append(f"- {_short(results, e['impl'])}, {e['case']}: {e['note']}")
         if e["status"] in ("skipped", "error", "disagrees"):
             reason = e.get("reason", "").strip().splitlines()
-            notes.append(f"- {SHORT.get(e['impl'], e['impl'])}, {e['case']} ({e['size']}): "
+            notes.append(f"- {_short(results, e['impl'])}, {e['case']} ({e['size']}): "
                          f"{e['status']}: {reason[-1] if reason else ''}")
     if notes:
         out += ["## Notes", ""] + list(dict.fromkeys(notes)) + [""]
@@ -605,7 +648,7 @@ def plot(results, ratios_png: Path, scaling_png: Path) -> list[Path]:
         _log("matplotlib is not installed: no charts (pip install -e '.[bench]')")
         return []
     impls = _columns(results)
-    floor = impls[0]
+    floor = results.get("floor", "numpy")
     others = [i for i in impls if i != floor]
     colors = {i: plt.get_cmap("tab10")(k % 10) for k, i in enumerate(others)}
     written = []
@@ -622,17 +665,19 @@ def plot(results, ratios_png: Path, scaling_png: Path) -> list[Path]:
                 if e and "ratio" in e:
                     xs.append(j + (k - (len(others) - 1) / 2) * width)
                     ys.append(e["ratio"])
-            bars = ax.bar(xs, ys, width, label=SHORT.get(i, i), color=colors[i])
+            bars = ax.bar(xs, ys, width, label=_short(results, i), color=colors[i])
             for b, y in zip(bars, ys):
                 ax.text(b.get_x() + b.get_width() / 2, y, f"{y:.1f}" if y >= 10 else f"{y:.2f}",
                         ha="center", va="bottom", fontsize=6, rotation=90)
         ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
         ax.set_yscale("log")
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high * 4)
         ax.set_xticks(range(len(standard)))
         ax.set_xticklabels([f"{results['cases'][c]['title']}\n{results['cases'][c]['sizes'][s]}"
                             for c, s in standard], fontsize=7)
-        ax.set_ylabel("time / NumPy-by-hand time (log)")
-        ax.set_title(f"Ratio to the hand-written NumPy floor ({title})")
+        ax.set_ylabel("time / floor time (log)")
+        ax.set_title(f"Ratio to the floor, {_short(results, floor)} ({title})")
         ax.legend(fontsize=7, ncol=min(len(others), 4))
         fig.tight_layout()
         fig.savefig(ratios_png, dpi=110)
@@ -655,19 +700,21 @@ def plot(results, ratios_png: Path, scaling_png: Path) -> list[Path]:
                         xs.append(k)
                         ys.append(e["ratio"])
                 if xs:
-                    ax.plot(xs, ys, marker="o", label=SHORT.get(i, i), color=colors[i])
+                    ax.plot(xs, ys, marker="o", label=_short(results, i), color=colors[i])
             ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
             ax.set_yscale("log")
             ax.set_xticks(range(len(sizes)))
-            ax.set_xticklabels([f"{s}\n{info['sizes'][s]}" for s in sizes], fontsize=6)
+            ax.set_xticklabels([f"{s}\n" + info["sizes"][s].replace(", ", "\n") for s in sizes],
+                               fontsize=6)
             ax.set_title(info["title"], fontsize=9)
-            ax.set_ylabel("ratio to NumPy (log)", fontsize=7)
+            ax.set_ylabel("ratio to the floor (log)", fontsize=7)
         for ax in list(axes.flat)[len(scaled):]:
             ax.axis("off")
         handles, labels = axes.flat[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize=8)
-        fig.suptitle(f"Ratio to the NumPy floor against problem size ({title})", fontsize=10)
-        fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+        fig.suptitle(f"Ratio to the floor ({_short(results, floor)}) against problem size "
+                     f"({title})", fontsize=10)
+        fig.tight_layout(rect=(0, 0.05, 1, 0.96))
         fig.savefig(scaling_png, dpi=110)
         plt.close(fig)
         written.append(scaling_png)
