@@ -2,6 +2,21 @@
 from __future__ import annotations
 
 
+class Configurable:
+    """Objects rebuilt from ``get_config()`` (Keras' convention), shown by their config."""
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
 def serialize(obj) -> dict:
     """``{"class_name": ..., "config": obj.get_config()}``."""
     return {"class_name": type(obj).__name__, "config": obj.get_config()}

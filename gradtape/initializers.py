@@ -50,22 +50,11 @@ def _float_dtype(dtype, who):
     return dt
 
 
-class Initializer:
+class Initializer(_config.Configurable):
     """Base class: ``initializer(shape, dtype=None)`` returns a Tensor."""
 
     def __call__(self, shape, dtype=None) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__")
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class _Seeded(Initializer):

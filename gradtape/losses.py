@@ -240,7 +240,7 @@ mae = MAE = mean_absolute_error
 
 # --- loss objects ----------------------------------------------------------------------------
 
-class Loss:
+class Loss(_config.Configurable):
     """Base class: ``loss(y_true, y_pred, sample_weight=None)`` returns the reduced loss.
 
     Subclasses implement :meth:`call` returning per-sample values.
@@ -264,10 +264,6 @@ class Loss:
 
     def get_config(self) -> dict:
         return {"name": self.name, "reduction": self.reduction}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
     def __repr__(self):
         return f"<gt.losses.{type(self).__name__} reduction={self.reduction!r}>"

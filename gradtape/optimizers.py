@@ -40,7 +40,7 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules
 
 # --- learning-rate schedules ------------------------------------------------------------------
 
-class LearningRateSchedule:
+class LearningRateSchedule(_config.Configurable):
     """A learning rate that depends on the optimizer's step count (``iterations``).
 
     ``schedule(step)`` returns a float32 scalar tensor as Keras does; optimizers read the
@@ -59,14 +59,6 @@ class LearningRateSchedule:
 
     def get_config(self) -> dict:
         raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class ExponentialDecay(LearningRateSchedule):
