@@ -29,3 +29,18 @@ def deserialize(config: dict, classes: dict, kind: str, known, fold_case: bool =
     if cls is None:
         raise ValueError(f"unknown {kind} {name!r}; known {kind}s: {known}")
     return cls.from_config(config.get("config", {}))
+
+
+def lookup(identifier, base, classes: dict, kind: str, known):
+    """``identifier`` resolved the Keras way: an instance of ``base`` as is, a (case-folded)
+    name as a new object, a config dict deserialised; ``None`` for anything else."""
+    if isinstance(identifier, base):
+        return identifier
+    if isinstance(identifier, str):
+        cls = classes.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"unknown {kind} {identifier!r}; known {kind}s: {known}")
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier, classes, kind, known)
+    return None

@@ -299,16 +299,9 @@ def get(identifier) -> Initializer:
     Initializer, or a callable ``(shape, dtype) -> Tensor`` (returned as is)."""
     if identifier is None:
         raise ValueError("initializers.get: expected a name or an initializer, got None")
-    if isinstance(identifier, Initializer):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier.lower())
-        if cls is None:
-            raise ValueError(f"unknown initializer {identifier!r}; known initializers: "
-                             f"{known_names()}")
-        return cls()
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
+    found = _config.lookup(identifier, Initializer, _BY_NAME, "initializer", known_names())
+    if found is not None:
+        return found
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
         return identifier()
     if callable(identifier):

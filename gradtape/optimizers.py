@@ -814,16 +814,9 @@ _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagr
 
 def get(identifier) -> Optimizer:
     """An optimizer from a name (``"adam"``), a config dict, or an Optimizer (returned)."""
-    if isinstance(identifier, Optimizer):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier.lower())
-        if cls is None:
-            raise ValueError(f"unknown optimizer {identifier!r}; known optimizers: "
-                             f"{sorted(_BY_NAME)}")
-        return cls()
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
+    found = _config.lookup(identifier, Optimizer, _BY_NAME, "optimizer", sorted(_BY_NAME))
+    if found is not None:
+        return found
     raise TypeError(f"cannot interpret {identifier!r} as an optimizer")
 
 
