@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from . import nest
-from .registry import REGISTRY, STATE, diff_ops, raw_ops, thread_state
+from .registry import REGISTRY, STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
 from .tensor import Tensor, Variable, _snapshot
 
 __all__ = ["GradientTape", "UnconnectedGradients", "record", "backward"]
@@ -45,6 +45,56 @@ def _unconnected_mode(value) -> bool:
 # Saved inputs are tensors (Variables replaced by a snapshot of the value read), used when
 # the sweep itself is recorded; saved values are the raw arrays (and scalars) for the fast
 # sweep on raw arrays.
+
+def record_unary(op, x, out, v):
+    """Record a one-input op without attributes (the op functions' fast path)."""
+    try:
+        st = _tls.state
+    except AttributeError:
+        return
+    tapes = st.tapes
+    if st.accumulators or STATE.check_numerics or len(tapes) != 1 or op.nondiff or \
+            type(x) is not Tensor:
+        return _slow_path(op, (x,), out, None, (v,))
+    tape = tapes[0]
+    tracked = tape._tracked
+    i0 = x._id
+    if i0 in tracked and out._value.dtype.kind == "f":
+        tracked.add(out._id)
+        if op.save_inputs:
+            tape._entries.append((op, None, (i0,), (x,), None, (out._id,),
+                                  (out,) if op.save_output else None, out._device, (v,)))
+        else:
+            tape._entries.append((op, None, (i0,), None, None, (out._id,),
+                                  (out,) if op.save_output else None, out._device, None))
+
+
+def record_binary(op, x, y, out, xv, yv):
+    """Record a two-input op without attributes whose first input is a plain tensor and whose
+    second is a plain tensor or a Python number (the op functions' fast path)."""
+    try:
+        st = _tls.state
+    except AttributeError:
+        return
+    tapes = st.tapes
+    if st.accumulators or STATE.check_numerics or len(tapes) != 1 or op.nondiff or \
+            (type(y) is not Tensor and isinstance(y, Tensor)):
+        return _slow_path(op, (x, y), out, None, (xv, yv))
+    tape = tapes[0]
+    tracked = tape._tracked
+    i0 = x._id
+    i1 = y._id if type(y) is Tensor else 0
+    if (i0 in tracked or i1 in tracked) and out._value.dtype.kind == "f":
+        tracked.add(out._id)
+        if op.save_inputs:
+            tape._entries.append((op, None, (i0, i1), (x, y), None, (out._id,),
+                                  (out,) if op.save_output else None, out._device, (xv, yv)))
+        else:
+            tape._entries.append((op, None, (i0, i1), None,
+                                  (xv.shape, yv.shape if i1 else None) if op.broadcasts else None,
+                                  (out._id,), (out,) if op.save_output else None, out._device,
+                                  None))
+
 
 def record(tapes, op, args, result, attrs, vals=None):
     """Called by dispatch for every op while some tape of this thread records."""

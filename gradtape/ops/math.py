@@ -5,7 +5,8 @@ import contextlib
 import math as _pymath
 
 from ..backend import device_of
-from ..registry import STATE, _active, apply, apply1, apply2, defop, op_error
+from ..registry import STATE, apply, apply1, apply2, defop, op_error
+from ..tape import record_binary, record_unary
 from ..tensor import Tensor
 from ._util import as_tensor, binary, dtype_name, operand
 
@@ -44,7 +45,7 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
                 except Exception as exc:
                     raise op_error(op, (x,), exc) from None
                 if STATE.active:
-                    _active(op, (x,), out, None, (v,))
+                    record_unary(op, x, out, v)
                 return out
         else:
             x = as_tensor(x, op.name)
@@ -90,7 +91,7 @@ def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=
                 except Exception as exc:
                     raise op_error(op, (x, y), exc) from None
                 if STATE.active:
-                    _active(op, (x, y), out, None, (xv, yv))
+                    record_binary(op, x, y, out, xv, yv)
                 return out
         x, y = binary(op.name, x, y)
         if float_only:
