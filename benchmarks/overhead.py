@@ -24,11 +24,11 @@ def numpy_chain(x0):
     ys = []
     y = x0
     for _ in range(N_STEPS):
-        y = np.tanh(y * np.float32(1.01) + np.float32(0.1))
+        y = np.tanh(y * 1.01 + 0.1)    # Python floats keep float32 under NumPy 2
         ys.append(y)
     g = np.ones_like(y)
     for t in reversed(ys):
-        g = g * (1 - t * t) * np.float32(1.01)
+        g = g * (1.0 - t * t) * 1.01
     return float(y.sum()), g
 
 
@@ -72,16 +72,13 @@ def main(argv=None):
     ref = numpy_chain(x0)[1]
     got = gradtape_chain(gt, x0).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-5)
-    rows = []
-    t_np = timeit(lambda: numpy_chain(x0), args.repeat, args.number)
-    rows.append(("NumPy by hand", t_np))
-    rows.append(("gradtape", timeit(lambda: gradtape_chain(gt, x0), args.repeat, args.number)))
+    impls = [("NumPy by hand", lambda: numpy_chain(x0)),
+             ("gradtape", lambda: gradtape_chain(gt, x0))]
     try:
         import torch
         torch.set_num_threads(1)
         np.testing.assert_allclose(torch_chain(torch, x0).numpy(), ref, rtol=1e-5)
-        rows.append((f"PyTorch {torch.__version__}",
-                     timeit(lambda: torch_chain(torch, x0), args.repeat, args.number)))
+        impls.append((f"PyTorch {torch.__version__}", lambda: torch_chain(torch, x0)))
     except ImportError:
         pass
     try:
@@ -94,15 +91,24 @@ def main(argv=None):
                 y = anp.tanh(y * 1.01 + 0.1)
             return anp.sum(y)
         df = agrad(f)
-        rows.append(("HIPS autograd", timeit(lambda: df(x0), args.repeat, args.number)))
+        impls.append(("HIPS autograd", lambda: df(x0)))
     except ImportError:
         pass
+    # Interleaved rounds: each round times every implementation once, so machine noise hits
+    # all alike; the ratio is the median over rounds of the per-round ratio to NumPy.
+    times = {name: [] for name, _ in impls}
+    for _ in range(args.repeat):
+        for name, fn in impls:
+            times[name].append(timeit(fn, 1, args.number)[0])
+    floor = times["NumPy by hand"]
     print(f"## Op chain: tanh(y * 1.01 + 0.1) x {N_STEPS} (300 ops) on {SIZE} float32, "
-          f"forward + backward ({os.cpu_count()} cores)\n")
-    print("| implementation | time (us) | +- | ratio to NumPy |")
-    print("| --- | ---: | ---: | ---: |")
-    for name, (t, spread) in rows:
-        print(f"| {name} | {t * 1e6:.0f} | {spread * 1e6:.0f} | {t / t_np[0]:.2f}x |")
+          f"forward + backward ({os.cpu_count()} cores, {args.repeat} interleaved rounds)\n")
+    print("| implementation | median time (us) | ratio to NumPy (median of rounds) |")
+    print("| --- | ---: | ---: |")
+    for name, _ in impls:
+        t = times[name]
+        ratio = statistics.median(a / b for a, b in zip(t, floor))
+        print(f"| {name} | {statistics.median(t) * 1e6:.0f} | {ratio:.2f}x |")
 
     # one op, no tape
     a = np.ones(SIZE, np.float32)
