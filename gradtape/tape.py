@@ -250,14 +250,15 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             ops = raw_ops(dev)
             last_dev = dev
         n_in = len(in_ids)
-        if fast and n_in <= 2 and not op.multi and op.vjp is not None:
+        vjp = op.vjp
+        if fast and n_in <= 2 and vjp is not None and not op.multi:
             # the common case on raw arrays: one output, one or two inputs
             oid = out_ids[0]
-            g = grads.get(oid)
+            g = grads.pop(oid, None)
             if g is None:
                 continue
-            if oid not in keep:
-                del grads[oid]
+            if oid in keep:
+                grads[oid] = g
             ans = None if outs is None else outs[0]._value
             if n_in == 1:
                 needs = _NEED1
@@ -266,14 +267,15 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
                 needs = (in_ids[0] in reach, in_ids[1] in reach)
                 args = vals or _NONE2
             if attrs:
-                in_grads = op.vjp(ops, needs, g, ans, *args, **attrs)
+                in_grads = vjp(ops, needs, g, ans, *args, **attrs)
             else:
-                in_grads = op.vjp(ops, needs, g, ans, *args)
+                in_grads = vjp(ops, needs, g, ans, *args)
+            broadcasts = op.broadcasts
             for k in range(n_in):
                 gi = in_grads[k]
                 if gi is None or not needs[k]:
                     continue
-                if op.broadcasts:
+                if broadcasts:
                     shape = vals[k].shape if vals is not None else shapes[k]
                     if gi.shape != shape:
                         gi = _sum_to_batched(ops, gi, tuple(shape), batch)
@@ -308,7 +310,6 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             if oid not in keep:
                 del grads[oid]
             ans = None if outs is None else (outs[0] if differentiable else outs[0]._value)
-        vjp = op.vjp
         if vjp is None:
             raise LookupError(f"gradient: no gradient rule is registered for op '{op.name}'; "
                               "wrap the computation in gt.stop_gradient or give it a "

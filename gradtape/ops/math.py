@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import contextlib
 import math as _pymath
+import operator
 
 from ..backend import device_of
 from ..registry import STATE, apply, apply1, apply2, defop, op_error
 from ..tape import record_binary, record_unary
-from ..tensor import Tensor
+from ..tensor import Tensor, _next_id
 from ._util import as_tensor, binary, dtype_name, operand
 
 __all__ = [
@@ -21,10 +22,15 @@ __all__ = [
 ]
 
 
+_new_tensor = object.__new__   # Tensor creation without the __init__ frame (hot paths)
+
+
 # --- helpers to declare ops --------------------------------------------------------------
 
 def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_output=True,
-           quiet=False, nondiff=False):
+           quiet=False, nondiff=False, ufunc=None):
+    """Declare a one-input elementwise op; ``ufunc`` names the namespace function the forward
+    is, so the fast path calls it without the forward's Python frame."""
     if quiet:
         base = forward
 
@@ -41,7 +47,10 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
             dev = x._device
             if not dev.needs_switch and (not float_only or v.dtype.kind == "f"):
                 try:
-                    out = Tensor(forward(dev.xp, v), dev)
+                    out = _new_tensor(Tensor)
+                    out._value = getattr(dev.xp, ufunc)(v) if ufunc else forward(dev.xp, v)
+                    out._device = dev
+                    out._id = _next_id()
                 except Exception as exc:
                     raise op_error(op, (x,), exc) from None
                 if STATE.active:
@@ -57,7 +66,9 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
 
 
 def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=False,
-            quiet=False, float_only=False):
+            quiet=False, float_only=False, pyop=None):
+    """Declare a two-input broadcasting op; ``pyop`` is the Python operator the forward is
+    (``operator.mul`` ...), so the fast path calls it without the forward's Python frame."""
     if quiet:
         base = forward
 
@@ -87,7 +98,10 @@ def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=
                 fast = False
             if fast and not dev.needs_switch and not (float_only and xv.dtype.kind != "f"):
                 try:
-                    out = Tensor(forward(dev.xp, xv, yv), dev)
+                    out = _new_tensor(Tensor)
+                    out._value = pyop(xv, yv) if pyop else forward(dev.xp, xv, yv)
+                    out._device = dev
+                    out._id = _next_id()
                 except Exception as exc:
                     raise op_error(op, (x, y), exc) from None
                 if STATE.active:
@@ -118,17 +132,17 @@ _NULL = contextlib.nullcontext()
 # --- arithmetic --------------------------------------------------------------------------
 
 _add, add = _binary("add", lambda xp, x, y: x + y,
-                    lambda ops, needs, g, ans, x, y: (g, g), save_inputs=False)
+                    lambda ops, needs, g, ans, x, y: (g, g), save_inputs=False, pyop=operator.add)
 _sub, subtract = _binary("subtract", lambda xp, x, y: x - y,
                          lambda ops, needs, g, ans, x, y: (g, -g if needs[1] else None),
-                         save_inputs=False)
+                         save_inputs=False, pyop=operator.sub)
 
 
 def _mul_vjp(ops, needs, g, ans, x, y):
     return (g * y if needs[0] else None, g * x if needs[1] else None)
 
 
-_mul, multiply = _binary("multiply", lambda xp, x, y: x * y, _mul_vjp)
+_mul, multiply = _binary("multiply", lambda xp, x, y: x * y, _mul_vjp, pyop=operator.mul)
 
 
 def _div_vjp(ops, needs, g, ans, x, y):
@@ -272,7 +286,7 @@ def where(condition, x=None, y=None, name=None):
 
 
 _tanh, tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
-                     lambda ops, needs, g, ans, x: (g * (1 - ans * ans),))
+                     lambda ops, needs, g, ans, x: (g * (1 - ans * ans),), ufunc="tanh")
 
 
 def _sigmoid_fwd(xp, x):
