@@ -51,9 +51,7 @@ class CupyDevice(Device):
     def from_other(self, array, source: Device):
         if isinstance(source, CupyDevice):
             with self._cuda_device:
-                out = self._cupy.empty(array.shape, array.dtype)
-                out.data.copy_from_device(array.data, array.nbytes)
-                return out
+                return array.copy()
         return self.asarray(source.to_host(array))
 
     def copy(self, array):
