@@ -38,9 +38,9 @@ def _demo(args) -> int:
     return demo_main(args)
 
 
-def _bench(args) -> int:
+def _bench(argv) -> int:
     from gradtape.bench import main as bench_main
-    return bench_main(args)
+    return bench_main(argv)
 
 
 def main(argv=None) -> int:
@@ -52,11 +52,13 @@ def main(argv=None) -> int:
     demo.add_argument("--epochs", type=int, default=None)
     demo.add_argument("--out", default="demo_out")
     demo.add_argument("--seeds", action="store_true", help="run the seed programs instead")
-    bench = sub.add_parser("bench", help="run the benchmark suite")
-    bench.add_argument("--quick", action="store_true")
-    bench.add_argument("--device", default="cpu")
+    sub.add_parser("bench", help="run the benchmark suite (options: python -m gradtape bench -h)",
+                   add_help=False)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        return _bench(argv[1:])   # every option of benchmarks/run_all.py
     args = parser.parse_args(argv)
-    return {"info": _info, "demo": _demo, "bench": _bench}[args.command](args)
+    return {"info": _info, "demo": _demo}[args.command](args)
 
 
 if __name__ == "__main__":
