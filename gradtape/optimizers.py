@@ -469,8 +469,12 @@ class Optimizer:
         grads = self._clip([g for g, _ in live])
         step = self._current_step()
         lr = self._lr_for(step)
+        it = self._iterations
         for g, v in zip(grads, (v for _, v in live)):
             dev = v._device
+            # On a device, the count comes from the iterations Variable's buffer (no host
+            # round trip; what a captured step must read); on the host, the Python int.
+            v_step = it._value if (not dev.host_visible and it._device is dev) else step
             slots = self._slots_for(v)
             lr_v = self._lr_on(lr, v)
             with dev.activate():
@@ -485,11 +489,10 @@ class Optimizer:
                     decay = p * self.weight_decay
                     decay *= lr_v
                     p = p - decay
-                new = self._update(dev.xp, p, g, slot_arrays, lr_v, step)
+                new = self._update(dev.xp, p, g, slot_arrays, lr_v, v_step)
                 if scalar:
                     new = new.reshape(())
             v._assign_array(new)
-        it = self._iterations
         with it._device.activate():
             it._assign_array(it._value + 1)
         self._step_host = step + 1
@@ -677,7 +680,13 @@ class Adam(Optimizer):
     def _update(self, xp, p, g, slots, lr, step):
         t = step + 1
         b1, b2 = self.beta_1, self.beta_2
-        alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
+        if isinstance(t, int):
+            alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
+        else:
+            # the step count as a 0-d device array: the bias correction is computed on the
+            # device, so a captured step reads the count anew on every replay
+            tf = t.astype(xp.float64)
+            alpha = (xp.sqrt(1.0 - b2 ** tf) / (1.0 - b1 ** tf)).astype(p.dtype) * lr
         m, v = slots["m"], slots["v"]
         tmp = xp.subtract(g, m)
         tmp *= 1.0 - b1
