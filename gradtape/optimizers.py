@@ -51,6 +51,12 @@ class LearningRateSchedule(_config.Configurable):
         """The learning rate at ``step`` (a Python int) as a Python float."""
         raise NotImplementedError(f"{type(self).__name__} must implement value_at(step)")
 
+    def value_on(self, xp, step):
+        """The learning rate at ``step``, a 0-d integer device array, as a 0-d float64 device
+        array computed on the device (no host round trip; what a captured step must use).
+        ``None`` when the schedule only has :meth:`value_at`."""
+        return None
+
     def __call__(self, step):
         if isinstance(step, Tensor):
             step = int(step.numpy())
@@ -80,6 +86,12 @@ class ExponentialDecay(LearningRateSchedule):
             p = math.floor(p)
         return self.initial_learning_rate * self.decay_rate ** p
 
+    def value_on(self, xp, step):
+        p = step.astype(xp.float64) / self.decay_steps
+        if self.staircase:
+            p = xp.floor(p)
+        return self.initial_learning_rate * self.decay_rate ** p
+
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
@@ -103,10 +115,21 @@ class CosineDecay(LearningRateSchedule):
         self.warmup_target = None if warmup_target is None else float(warmup_target)
         self.warmup_steps = warmup_steps
 
-    def _decay(self, step, decay_from):
+    def _decay(self, step, decay_from, cos=math.cos):
         fraction = step / self.decay_steps
-        cosine = 0.5 * (1.0 + math.cos(math.pi * fraction))
+        cosine = 0.5 * (1.0 + cos(math.pi * fraction))
         return ((1.0 - self.alpha) * cosine + self.alpha) * decay_from
+
+    def value_on(self, xp, step):
+        s = step.astype(xp.float64)
+        if self.warmup_target is None:
+            return self._decay(xp.minimum(s, self.decay_steps), self.initial_learning_rate,
+                               xp.cos)
+        s = xp.minimum(s, self.decay_steps + self.warmup_steps)
+        delta = self.warmup_target - self.initial_learning_rate
+        warm = delta * (s / max(self.warmup_steps, 1)) + self.initial_learning_rate
+        decayed = self._decay(s - self.warmup_steps, self.warmup_target, xp.cos)
+        return xp.where(s < self.warmup_steps, warm, decayed)
 
     def value_at(self, step: int) -> float:
         if self.warmup_target is None:
@@ -146,6 +169,12 @@ class PiecewiseConstantDecay(LearningRateSchedule):
             if step <= b:
                 return v
         return self.values[-1]
+
+    def value_on(self, xp, step):
+        out = xp.full((), self.values[-1], dtype=xp.float64)
+        for b, v in zip(reversed(self.boundaries), reversed(self.values[:-1])):
+            out = xp.where(step <= b, v, out)
+        return out
 
     def get_config(self):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
@@ -474,9 +503,15 @@ class Optimizer:
             dev = v._device
             # On a device, the count comes from the iterations Variable's buffer (no host
             # round trip; what a captured step must read); on the host, the Python int.
-            v_step = it._value if (not dev.host_visible and it._device is dev) else step
+            on_device = not dev.host_visible and it._device is dev
+            v_step = it._value if on_device else step
+            v_lr = lr
+            if on_device and isinstance(self._learning_rate, LearningRateSchedule):
+                lr_dev = self._learning_rate.value_on(dev.xp, it._value)
+                if lr_dev is not None:
+                    v_lr = Tensor(lr_dev, dev)
             slots = self._slots_for(v)
-            lr_v = self._lr_on(lr, v)
+            lr_v = self._lr_on(v_lr, v)
             with dev.activate():
                 p = v._value
                 slot_arrays = {k: s._value for k, s in slots.items()}

@@ -423,3 +423,31 @@ def test_adam_on_a_device_reads_the_step_from_the_device_and_matches_the_cpu():
             assert int(opt.iterations.numpy()) == 5
             results[name] = w.numpy()
     np.testing.assert_allclose(results["strict:0"], results["cpu"], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("schedule", [
+    schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5),
+    schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5, staircase=True),
+    schedules.CosineDecay(0.1, decay_steps=4, alpha=0.1),
+    schedules.CosineDecay(0.05, decay_steps=3, warmup_target=0.2, warmup_steps=2),
+    schedules.PiecewiseConstantDecay([1, 3], [0.1, 0.05, 0.01]),
+])
+def test_schedules_on_the_device_equal_the_host(schedule):
+    """value_on (computed on the device from the step array) equals value_at, and an
+    optimizer off the host uses it with no host syncs."""
+    for step in range(8):
+        got = float(schedule.value_on(np, np.asarray(step, dtype=np.int64)))
+        assert math.isclose(got, schedule.value_at(step), rel_tol=1e-12, abs_tol=1e-15)
+    results = {}
+    for name in ("cpu", "strict:0"):
+        with gt.device(name):
+            w = gt.Variable(np.linspace(-1, 1, 4).astype(np.float32))
+            opt = gt.optimizers.SGD(schedule)
+            for _ in range(6):
+                before = gt.config.sync_count(w.device)
+                with gt.GradientTape() as tape:
+                    loss = gt.reduce_sum(w * w)
+                opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+                assert gt.config.sync_count(w.device) == before
+            results[name] = w.numpy()
+    np.testing.assert_allclose(results["strict:0"], results["cpu"], rtol=1e-6, atol=1e-7)
