@@ -164,7 +164,7 @@ def apply1(op: Op, x: Tensor, attrs=None):
         raise op_error(op, (x,), exc) from None
     result = tuple([Tensor(o, dev) for o in out]) if op.multi else Tensor(out, dev)
     if STATE.active:
-        _active(op, (x,), result, attrs, (x._value,))
+        _tape.record_unary(op, x, result, attrs, x._value)
     return result
 
 
@@ -193,23 +193,8 @@ def apply2(op: Op, x, y):
         raise op_error(op, (x, y), exc) from None
     result = Tensor(out, dev)
     if STATE.active:
-        _active(op, (x, y), result, None, (xv, yv))
+        _tape.record_binary(op, x, y, result, None, xv, yv)
     return result
-
-
-def _active(op, args, result, attrs, vals):
-    """The common active case (tapes only) without the extra checks."""
-    if STATE.check_numerics:
-        return _slow_path(op, args, result, attrs, vals)
-    try:
-        st = _tls.state
-    except AttributeError:
-        st = thread_state()
-    if st.accumulators:
-        return _slow_path(op, args, result, attrs, vals)
-    tapes = st.tapes
-    if tapes:
-        _tape.record(tapes, op, args, result, attrs, vals)
 
 
 def _slow_path(op, args, result, attrs, vals=None):

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from . import nest
-from .registry import REGISTRY, STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
+from .registry import STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
 from .tensor import Tensor, Variable, _snapshot
 
 __all__ = ["GradientTape", "UnconnectedGradients", "record", "backward"]
@@ -46,87 +46,53 @@ def _unconnected_mode(value) -> bool:
 # the sweep itself is recorded; saved values are the raw arrays (and scalars) for the fast
 # sweep on raw arrays.
 
-def record_unary(op, x, out, v):
-    """Record a one-input op without attributes (the op functions' fast path)."""
+def record_unary(op, x, out, attrs, v):
+    """Record a one-input, one-output op (dispatch's fast path: one tape, a plain tensor);
+    anything else goes through :func:`record` by way of the full dispatch path."""
     try:
         st = _tls.state
     except AttributeError:
         return
     tapes = st.tapes
     if st.accumulators or STATE.check_numerics or len(tapes) != 1 or op.nondiff or \
-            type(x) is not Tensor:
-        return _slow_path(op, (x,), out, None, (v,))
-    tape = tapes[0]
-    tracked = tape._tracked
+            op.multi or type(x) is not Tensor:
+        return _slow_path(op, (x,), out, attrs, (v,))
+    tracked = tapes[0]._tracked
     i0 = x._id
     if i0 in tracked and out._value.dtype.kind == "f":
         tracked.add(out._id)
-        if op.save_inputs:
-            tape._entries.append((op, None, (i0,), (x,), None, (out._id,),
-                                  (out,) if op.save_output else None, out._device, (v,)))
-        else:
-            tape._entries.append((op, None, (i0,), None, None, (out._id,),
-                                  (out,) if op.save_output else None, out._device, None))
+        save = op.save_inputs
+        tapes[0]._entries.append((op, attrs, (i0,), (x,) if save else None, None, (out._id,),
+                                  (out,) if op.save_output else None, out._device,
+                                  (v,) if save else None))
 
 
-def record_binary(op, x, y, out, xv, yv):
-    """Record a two-input op without attributes whose first input is a plain tensor and whose
-    second is a plain tensor or a Python number (the op functions' fast path)."""
+def record_binary(op, x, y, out, attrs, xv, yv):
+    """Record a two-input, one-output op (dispatch's fast path: one tape, a plain tensor first
+    and a plain tensor or a Python number second); anything else goes through :func:`record`."""
     try:
         st = _tls.state
     except AttributeError:
         return
     tapes = st.tapes
     if st.accumulators or STATE.check_numerics or len(tapes) != 1 or op.nondiff or \
-            (type(y) is not Tensor and isinstance(y, Tensor)):
-        return _slow_path(op, (x, y), out, None, (xv, yv))
-    tape = tapes[0]
-    tracked = tape._tracked
+            op.multi or type(x) is not Tensor or (type(y) is not Tensor and isinstance(y, Tensor)):
+        return _slow_path(op, (x, y), out, attrs, (xv, yv))
+    tracked = tapes[0]._tracked
     i0 = x._id
     i1 = y._id if type(y) is Tensor else 0
     if (i0 in tracked or i1 in tracked) and out._value.dtype.kind == "f":
         tracked.add(out._id)
-        if op.save_inputs:
-            tape._entries.append((op, None, (i0, i1), (x, y), None, (out._id,),
-                                  (out,) if op.save_output else None, out._device, (xv, yv)))
-        else:
-            tape._entries.append((op, None, (i0, i1), None,
-                                  (xv.shape, yv.shape if i1 else None) if op.broadcasts else None,
+        save = op.save_inputs
+        shapes = None if save or not op.broadcasts else (xv.shape, yv.shape if i1 else None)
+        tapes[0]._entries.append((op, attrs, (i0, i1), (x, y) if save else None, shapes,
                                   (out._id,), (out,) if op.save_output else None, out._device,
-                                  None))
+                                  (xv, yv) if save else None))
 
 
 def record(tapes, op, args, result, attrs, vals=None):
-    """Called by dispatch for every op while some tape of this thread records."""
-    if len(tapes) == 1 and vals is not None and not op.multi and not op.nondiff:
-        # the common case, kept short: one tape, one output
-        tape = tapes[0]
-        tracked = tape._tracked
-        if len(args) == 2:
-            a0, a1 = args
-            i0 = a0._id if isinstance(a0, Tensor) else 0
-            i1 = a1._id if isinstance(a1, Tensor) else 0
-            if type(a0) is not Variable and type(a1) is not Variable:
-                if (i0 in tracked or i1 in tracked) and result._value.dtype.kind == "f":
-                    tracked.add(result._id)
-                    tape._entries.append(
-                        (op, attrs, (i0, i1), args if op.save_inputs else None,
-                         None if op.save_inputs or not op.broadcasts else
-                         (vals[0].shape if i0 else None, vals[1].shape if i1 else None),
-                         (result._id,), (result,) if op.save_output else None,
-                         result._device, vals if op.save_inputs else None))
-                return
-        elif len(args) == 1:
-            a0 = args[0]
-            if type(a0) is Tensor:
-                if a0._id in tracked and result._value.dtype.kind == "f":
-                    tracked.add(result._id)
-                    save = op.save_inputs
-                    tape._entries.append(
-                        (op, attrs, (a0._id,), args if save else None, None, (result._id,),
-                         (result,) if op.save_output else None, result._device,
-                         vals if save else None))
-                return
+    """Record ``op`` on each of this thread's recording tapes that tracks an input (the
+    general case: several tapes, Variables, any number of inputs and outputs)."""
     entry = None
     out_ids = None
     has_var = False
@@ -252,7 +218,9 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
         n_in = len(in_ids)
         vjp = op.vjp
         if fast and n_in <= 2 and vjp is not None and not op.multi:
-            # the common case on raw arrays: one output, one or two inputs
+            # The common case on raw arrays: one output, one or two inputs, no checks. It
+            # repeats the general path's accumulation below on purpose: a shared helper
+            # would add a call per recorded op to the sweep.
             oid = out_ids[0]
             g = grads.pop(oid, None)
             if g is None:
@@ -368,14 +336,12 @@ _NONE2 = (None, None)
 
 
 def _zeros_for(ops, out, batch, differentiable):
+    """A zero cotangent for output ``out`` of a multi-output op (with ``batch`` axes)."""
     v = out._value
-    z = ops.zeros(shape=tuple(batch) + tuple(v.shape), dtype=v.dtype) if not differentiable else None
-    if differentiable:
-        from .registry import apply
-        z = apply(REGISTRY["zeros_like"], (out,))
-        if batch:
-            z = apply(REGISTRY["broadcast_to"], (z,), {"shape": tuple(batch) + tuple(v.shape)})
-    return z
+    if not differentiable:
+        return ops.zeros(shape=tuple(batch) + tuple(v.shape), dtype=v.dtype)
+    z = ops.zeros_like(out)   # on out's device, unlike zeros
+    return ops.broadcast_to(z, shape=tuple(batch) + tuple(v.shape)) if batch else z
 
 
 # --- the tape -----------------------------------------------------------------------------

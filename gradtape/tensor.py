@@ -159,25 +159,9 @@ class Tensor:
     def gpu(self, index: int = 0) -> "Tensor":
         return self.to(f"gpu:{index}")
 
-    # --- operators (defined in gradtape.ops; bound at import time below) --------------
-    def __add__(self, other):
-        return _m.add(self, other)
-
-    def __radd__(self, other):
-        return _m.add(other, self)
-
-    def __sub__(self, other):
-        return _m.subtract(self, other)
-
-    def __rsub__(self, other):
-        return _m.subtract(other, self)
-
-    def __mul__(self, other):
-        return _m.multiply(self, other)
-
-    def __rmul__(self, other):
-        return _m.multiply(other, self)
-
+    # --- operators -------------------------------------------------------------------
+    # + - * and unary - are the op functions themselves, bound by gradtape.ops.math (one
+    # frame less on the hottest paths); the rest call into gradtape.ops here.
     def __truediv__(self, other):
         return _m.divide(self, other)
 
@@ -207,9 +191,6 @@ class Tensor:
 
     def __rmatmul__(self, other):
         return _la.matmul(other, self)
-
-    def __neg__(self):
-        return _m.negative(self)
 
     def __pos__(self):
         return self

@@ -54,7 +54,7 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
                 except Exception as exc:
                     raise op_error(op, (x,), exc) from None
                 if STATE.active:
-                    record_unary(op, x, out, v)
+                    record_unary(op, x, out, None, v)
                 return out
         else:
             x = as_tensor(x, op.name)
@@ -105,7 +105,7 @@ def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=
                 except Exception as exc:
                     raise op_error(op, (x, y), exc) from None
                 if STATE.active:
-                    record_binary(op, x, y, out, xv, yv)
+                    record_binary(op, x, y, out, None, xv, yv)
                 return out
         x, y = binary(op.name, x, y)
         if float_only:
