@@ -269,3 +269,7 @@ def raw_ops(device) -> RawOps:
 
 
 from . import tape as _tape  # noqa: E402  (the tape records what apply runs)
+from .tensor import _speedups  # noqa: E402
+
+if _speedups is not None:
+    _speedups.setup(Tensor, STATE, _tls, _ThreadState, Op, _slow_path)

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import nest
 from .registry import STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
-from .tensor import Tensor, Variable, _snapshot
+from .tensor import Tensor, Variable, _snapshot, _speedups
 
 __all__ = ["GradientTape", "UnconnectedGradients", "record", "backward"]
 
@@ -203,67 +203,17 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
     keep = set(source_ids)
     owned = set()   # ids whose gradient array was allocated by an accumulation here
     nb = len(batch)
-    ops = diff_ops
-    last_dev = None
     check_numerics = STATE.check_numerics
-    fast = not differentiable and not nb and not check_numerics
-    for idx in reversed(order):
-        e = entries[idx]
-        if e is None:
-            continue
+
+    def general(idx, e, ops):
+        """One entry, any kind: several inputs or outputs, batches, checks, tensors."""
         op, attrs, in_ids, saved, shapes, out_ids, outs, dev, vals = e
-        if not differentiable and dev is not last_dev:
-            ops = raw_ops(dev)
-            last_dev = dev
         n_in = len(in_ids)
         vjp = op.vjp
-        if fast and n_in <= 2 and vjp is not None and not op.multi:
-            # The common case on raw arrays: one output, one or two inputs, no checks. It
-            # repeats the general path's accumulation below on purpose: a shared helper
-            # would add a call per recorded op to the sweep.
-            oid = out_ids[0]
-            g = grads.pop(oid, None)
-            if g is None:
-                continue
-            if oid in keep:
-                grads[oid] = g
-            ans = None if outs is None else outs[0]._value
-            if n_in == 1:
-                needs = _NEED1
-                args = vals or _NONE1
-            else:
-                needs = (in_ids[0] in reach, in_ids[1] in reach)
-                args = vals or _NONE2
-            if attrs:
-                in_grads = vjp(ops, needs, g, ans, *args, **attrs)
-            else:
-                in_grads = vjp(ops, needs, g, ans, *args)
-            broadcasts = op.broadcasts
-            for k in range(n_in):
-                gi = in_grads[k]
-                if gi is None or not needs[k]:
-                    continue
-                if broadcasts:
-                    shape = vals[k].shape if vals is not None else shapes[k]
-                    if gi.shape != shape:
-                        gi = _sum_to_batched(ops, gi, tuple(shape), batch)
-                iid = in_ids[k]
-                prev = grads.get(iid)
-                if prev is None:
-                    grads[iid] = gi
-                elif iid in owned:
-                    prev += gi
-                    grads[iid] = prev
-                else:
-                    grads[iid] = prev + gi
-                    owned.add(iid)
-            if free:
-                entries[idx] = None
-            continue
         if op.multi:
             gs = [grads.get(o) for o in out_ids]
             if all(x is None for x in gs):
-                continue
+                return
             g = tuple(_zeros_for(ops, outs[k], batch, differentiable) if x is None else x
                       for k, x in enumerate(gs))
             ans = outs if differentiable else tuple(o._value for o in outs)
@@ -274,7 +224,7 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             oid = out_ids[0]
             g = grads.get(oid)
             if g is None:
-                continue
+                return
             if oid not in keep:
                 del grads[oid]
             ans = None if outs is None else (outs[0] if differentiable else outs[0]._value)
@@ -325,6 +275,74 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
                 grads[iid] = prev + gi
                 if not differentiable:
                     owned.add(iid)
+        if free:
+            entries[idx] = None
+
+    if differentiable:
+        for idx in reversed(order):
+            e = entries[idx]
+            if e is not None:
+                general(idx, e, diff_ops)
+        return grads
+    fast = not nb and not check_numerics
+    if fast and _speedups is not None:
+        # the loop below, in C
+        _speedups.sweep(entries, order, grads, keep, reach, owned, free, raw_ops,
+                        _sum_to_batched, general)
+        return grads
+    last_dev = ops = None
+    for idx in reversed(order):
+        e = entries[idx]
+        if e is None:
+            continue
+        op, attrs, in_ids, saved, shapes, out_ids, outs, dev, vals = e
+        if dev is not last_dev:
+            ops = raw_ops(dev)
+            last_dev = dev
+        n_in = len(in_ids)
+        vjp = op.vjp
+        if not fast or n_in > 2 or vjp is None or op.multi:
+            general(idx, e, ops)
+            continue
+        # The common case on raw arrays: one output, one or two inputs, no checks. It
+        # repeats general()'s accumulation on purpose: a shared helper would add a call per
+        # recorded op to the sweep.
+        oid = out_ids[0]
+        g = grads.pop(oid, None)
+        if g is None:
+            continue
+        if oid in keep:
+            grads[oid] = g
+        ans = None if outs is None else outs[0]._value
+        if n_in == 1:
+            needs = _NEED1
+            args = vals or _NONE1
+        else:
+            needs = (in_ids[0] in reach, in_ids[1] in reach)
+            args = vals or _NONE2
+        if attrs:
+            in_grads = vjp(ops, needs, g, ans, *args, **attrs)
+        else:
+            in_grads = vjp(ops, needs, g, ans, *args)
+        broadcasts = op.broadcasts
+        for k in range(n_in):
+            gi = in_grads[k]
+            if gi is None or not needs[k]:
+                continue
+            if broadcasts:
+                shape = vals[k].shape if vals is not None else shapes[k]
+                if gi.shape != shape:
+                    gi = _sum_to_batched(ops, gi, tuple(shape), batch)
+            iid = in_ids[k]
+            prev = grads.get(iid)
+            if prev is None:
+                grads[iid] = gi
+            elif iid in owned:
+                prev += gi
+                grads[iid] = prev
+            else:
+                grads[iid] = prev + gi
+                owned.add(iid)
         if free:
             entries[idx] = None
     return grads

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 
@@ -9,7 +10,22 @@ from . import backend as _backend
 from .backend import Device, DeviceError
 from .dtypes import DType, as_dtype, np_dtype
 
-_next_id = itertools.count(1).__next__
+
+def _load_speedups():
+    """The optional C module with the per-op hot paths, or None (no compiler at install
+    time, or ``GRADTAPE_PURE_PYTHON=1``): then the same logic runs in Python."""
+    if os.environ.get("GRADTAPE_PURE_PYTHON", "").strip() not in ("", "0"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_speedups = _load_speedups()
+# every tensor's id, from one counter (the C hot paths draw from the same one)
+_next_id = _speedups.next_id if _speedups is not None else itertools.count(1).__next__
 
 
 class TensorShape(tuple):

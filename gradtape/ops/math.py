@@ -8,7 +8,7 @@ import operator
 from ..backend import device_of
 from ..registry import STATE, apply, apply1, apply2, defop, op_error
 from ..tape import record_binary, record_unary
-from ..tensor import Tensor, _next_id
+from ..tensor import Tensor, _next_id, _speedups
 from ._util import as_tensor, binary, dtype_name, operand
 
 __all__ = [
@@ -61,7 +61,9 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
         if float_only and x._value.dtype.kind != "f":
             raise TypeError(f"{op.name}: expected a floating-point tensor, got {dtype_name(x)}")
         return apply1(op, x)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
+    if _speedups is not None and ufunc and not quiet:
+        fn = _speedups.unary(op, fn, ufunc, float_only)
     return op, fn
 
 
@@ -114,8 +116,18 @@ def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=
                 raise TypeError(f"{op.name}: expected floating-point tensors, got "
                                 f"{dtype_name(ref)}")
         return apply2(op, x, y)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
+    if _speedups is not None and pyop in _C_OPERATORS:
+        _C_BINARY[name] = (op, fn, _C_OPERATORS[pyop], float_only)
+        fn = _speedups.binary(op, fn, _C_OPERATORS[pyop], float_only, False)
     return op, fn
+
+
+# the Python operators the C fast path knows, and each C-backed binary op's pieces (for the
+# reflected operator methods)
+_C_OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul",
+                operator.truediv: "truediv"}
+_C_BINARY: dict = {}
 
 
 def _quiet(xp):
@@ -525,6 +537,10 @@ def _swap(fn):
     def reflected(self, other):
         return fn(other, self)
     reflected.__name__ = f"reflected_{fn.__name__}"
+    c = _C_BINARY.get(fn.__name__)
+    if c is not None:
+        op, _, pyop, float_only = c
+        return _speedups.binary(op, reflected, pyop, float_only, True)
     return reflected
 
 

@@ -1,0 +1,1065 @@
+/* gradtape._speedups: the per-op hot paths in C.
+ *
+ * Optional: gradtape runs the same logic in Python when this module is missing (no C
+ * compiler at install time) or when GRADTAPE_PURE_PYTHON=1. Nothing here changes what an op
+ * computes; it only removes the interpreter from three places that run once per op:
+ *
+ *   - elementwise op dispatch (Unary / Binary callables): a plain Tensor (or a Python number
+ *     beside one) on a device that needs no switching goes straight to the array namespace's
+ *     function or the Python operator, and the result is wrapped without __init__. Anything
+ *     else (Variables, other dtypes, keyword arguments, errors) calls the Python function,
+ *     which does the full checks and raises the named errors.
+ *   - recording such an op on the one active tape (the tape module's record_unary /
+ *     record_binary, same entry layout); other cases go to the registry's _slow_path.
+ *   - the backward sweep's common case on raw arrays (one output, at most two inputs), the
+ *     loop of tape._backward; every other entry goes back to Python.
+ *
+ * Tensor stays a Python class with __slots__: its slots are read and written through the
+ * member descriptors' offsets, looked up once in setup().
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static PyTypeObject *Tensor_T = NULL;
+static Py_ssize_t OFF_VALUE = -1, OFF_DEVICE = -1, OFF_ID = -1;
+static PyObject *STATE = NULL;
+static Py_ssize_t OFF_ACTIVE = -1, OFF_CHECKNUM = -1;
+static PyObject *TLS = NULL;
+static Py_ssize_t OFF_TAPES = -1, OFF_ACCS = -1;
+static Py_ssize_t OFF_OP_VJP = -1, OFF_OP_MULTI = -1, OFF_OP_BROADCASTS = -1;
+static Py_ssize_t OFF_OP_NONDIFF = -1, OFF_OP_SAVE_IN = -1, OFF_OP_SAVE_OUT = -1;
+static PyObject *SLOW_PATH = NULL; /* registry._slow_path(op, args, result, attrs, vals) */
+static long long ID_COUNTER = 0;
+
+static PyObject *S_dtype, *S_kind, *S_xp, *S_needs_switch, *S_state, *S_tracked, *S_entries,
+    *S_shape;
+
+/* --- helpers ------------------------------------------------------------------------ */
+
+static Py_ssize_t
+slot_offset(PyObject *type, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (d == NULL)
+        return -1;
+    if (!PyObject_TypeCheck(d, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "_speedups: %R.%s is not a slot", type, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    return off;
+}
+
+static PyObject *
+new_id(void)
+{
+    return PyLong_FromLongLong(++ID_COUNTER);
+}
+
+/* A Tensor holding ``value`` (stolen) on ``dev`` (borrowed); NULL on error. */
+static PyObject *
+wrap_value(PyObject *value, PyObject *dev)
+{
+    PyObject *t = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (t == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    PyObject *id = new_id();
+    if (id == NULL) {
+        Py_DECREF(value);
+        Py_DECREF(t);
+        return NULL;
+    }
+    SLOT(t, OFF_VALUE) = value;
+    Py_INCREF(dev);
+    SLOT(t, OFF_DEVICE) = dev;
+    SLOT(t, OFF_ID) = id;
+    return t;
+}
+
+/* dtype kinds by dtype object (dtypes of built-in types are singletons) */
+#define KIND_CACHE 32
+static PyObject *KIND_DT[KIND_CACHE];
+static char KIND_CH[KIND_CACHE];
+static int N_KIND = 0;
+
+static int
+dtype_kind(PyObject *dt)
+{
+    for (int i = 0; i < N_KIND; i++)
+        if (KIND_DT[i] == dt)
+            return KIND_CH[i];
+    PyObject *k = PyObject_GetAttr(dt, S_kind);
+    if (k == NULL)
+        return -1;
+    int ch = -1;
+    if (PyUnicode_Check(k) && PyUnicode_GET_LENGTH(k) == 1)
+        ch = (int)PyUnicode_READ_CHAR(k, 0);
+    else if (PyBytes_Check(k) && PyBytes_GET_SIZE(k) == 1)
+        ch = (unsigned char)PyBytes_AS_STRING(k)[0];
+    Py_DECREF(k);
+    if (ch < 0) {
+        PyErr_SetString(PyExc_TypeError, "_speedups: unexpected dtype.kind");
+        return -1;
+    }
+    if (N_KIND < KIND_CACHE) {
+        Py_INCREF(dt);
+        KIND_DT[N_KIND] = dt;
+        KIND_CH[N_KIND] = (char)ch;
+        N_KIND++;
+    }
+    return ch;
+}
+
+/* the kind of an array's dtype, and the dtype itself (new reference) in *dt when dt != NULL */
+static int
+array_kind(PyObject *v, PyObject **dt)
+{
+    PyObject *d = PyObject_GetAttr(v, S_dtype);
+    if (d == NULL)
+        return -1;
+    int k = dtype_kind(d);
+    if (dt != NULL && k >= 0)
+        *dt = d;
+    else
+        Py_DECREF(d);
+    return k;
+}
+
+static int
+state_active(void)
+{
+    PyObject *a = SLOT(STATE, OFF_ACTIVE);
+    if (a == NULL)
+        return 0;
+    return PyObject_IsTrue(a);
+}
+
+/* Only ordinary errors fall back to the Python path (which raises the named error);
+ * KeyboardInterrupt, SystemExit and the like propagate. */
+static int
+recoverable(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+/* A device's namespace function ``name`` when the device needs no switching, else NULL with
+ * no error set. Cached per callable for the last device seen. */
+typedef struct {
+    PyObject *dev;
+    PyObject *func;
+    int ok;
+} DevCache;
+
+static int
+devcache_refresh(DevCache *c, PyObject *dev, PyObject *name)
+{
+    PyObject *sw = PyObject_GetAttr(dev, S_needs_switch);
+    if (sw == NULL)
+        return -1;
+    int needs = PyObject_IsTrue(sw);
+    Py_DECREF(sw);
+    if (needs < 0)
+        return -1;
+    PyObject *func = NULL;
+    if (!needs && name != NULL) {
+        PyObject *xp = PyObject_GetAttr(dev, S_xp);
+        if (xp == NULL)
+            return -1;
+        func = PyObject_GetAttr(xp, name);
+        Py_DECREF(xp);
+        if (func == NULL) {
+            if (!recoverable())
+                return -1;
+            needs = 1;
+        }
+    }
+    Py_INCREF(dev);
+    Py_XSETREF(c->dev, dev);
+    Py_XSETREF(c->func, func);
+    c->ok = !needs;
+    return 0;
+}
+
+/* --- recording -------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *op;
+    int nondiff, multi, save_in, save_out, broadcasts;
+} OpFlags;
+
+static int
+read_op_flags(PyObject *op, OpFlags *f)
+{
+    PyObject *vals[5];
+    Py_ssize_t offs[5] = {OFF_OP_NONDIFF, OFF_OP_MULTI, OFF_OP_SAVE_IN, OFF_OP_SAVE_OUT,
+                          OFF_OP_BROADCASTS};
+    int *dst[5] = {&f->nondiff, &f->multi, &f->save_in, &f->save_out, &f->broadcasts};
+    for (int i = 0; i < 5; i++) {
+        vals[i] = SLOT(op, offs[i]);
+        int b = vals[i] == NULL ? 0 : PyObject_IsTrue(vals[i]);
+        if (b < 0)
+            return -1;
+        *dst[i] = b;
+    }
+    Py_INCREF(op);
+    f->op = op;
+    return 0;
+}
+
+/* The thread's state object (new reference) or NULL with no error when it has none. */
+static PyObject *
+thread_state(void)
+{
+    PyObject *st = PyObject_GetAttr(TLS, S_state);
+    if (st == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
+        PyErr_Clear();
+    return st;
+}
+
+static int
+call_slow_path(PyObject *op, PyObject *args, PyObject *out, PyObject *vals)
+{
+    PyObject *stack[5] = {op, args, out, Py_None, vals};
+    PyObject *r = PyObject_Vectorcall(SLOW_PATH, stack, 5, NULL);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Does the single tape (borrowed in *tape) take the fast recording? 1 yes, 0 slow, -1 err */
+static int
+one_plain_tape(PyObject *st, OpFlags *f, PyObject **tape)
+{
+    PyObject *tapes = SLOT(st, OFF_TAPES), *accs = SLOT(st, OFF_ACCS);
+    if (tapes == NULL || accs == NULL || !PyList_Check(tapes) || !PyList_Check(accs))
+        return 0;
+    if (PyList_GET_SIZE(accs) || PyList_GET_SIZE(tapes) != 1 || f->nondiff || f->multi)
+        return 0;
+    PyObject *cn = SLOT(STATE, OFF_CHECKNUM);
+    if (cn != NULL && cn != Py_False) {
+        int b = PyObject_IsTrue(cn);
+        if (b != 0)
+            return b < 0 ? -1 : 0;
+    }
+    *tape = PyList_GET_ITEM(tapes, 0);
+    return 1;
+}
+
+static PyObject *
+tuple1(PyObject *a)
+{
+    return PyTuple_Pack(1, a);
+}
+
+/* record_unary: x a plain Tensor with value v, out the result */
+static int
+record_unary(OpFlags *f, PyObject *x, PyObject *out, PyObject *v)
+{
+    PyObject *st = thread_state();
+    if (st == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *tape = NULL;
+    int rc = one_plain_tape(st, f, &tape);
+    Py_DECREF(st);   /* the tape list holds the tape while we use it */
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        PyObject *args = tuple1(x), *vals = tuple1(v);
+        int r = (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
+        Py_XDECREF(args);
+        Py_XDECREF(vals);
+        return r;
+    }
+    Py_INCREF(tape);
+    int result = -1;
+    PyObject *tracked = NULL, *entries = NULL, *entry = NULL;
+    tracked = PyObject_GetAttr(tape, S_tracked);
+    if (tracked == NULL || !PySet_Check(tracked))
+        goto done;
+    int hit = PySet_Contains(tracked, SLOT(x, OFF_ID));
+    if (hit <= 0) {
+        result = hit;
+        goto done;
+    }
+    PyObject *oval = SLOT(out, OFF_VALUE);
+    int k = array_kind(oval, NULL);
+    if (k < 0)
+        goto done;
+    if (k != 'f') {
+        result = 0;
+        goto done;
+    }
+    entries = PyObject_GetAttr(tape, S_entries);
+    if (entries == NULL || !PyList_Check(entries))
+        goto done;
+    PyObject *oid = SLOT(out, OFF_ID);
+    if (PySet_Add(tracked, oid) < 0)
+        goto done;
+    PyObject *in_ids = tuple1(SLOT(x, OFF_ID));
+    PyObject *out_ids = tuple1(oid);
+    PyObject *saved = f->save_in ? tuple1(x) : Py_NewRef(Py_None);
+    PyObject *vals = f->save_in ? tuple1(v) : Py_NewRef(Py_None);
+    PyObject *outs = f->save_out ? tuple1(out) : Py_NewRef(Py_None);
+    if (in_ids && out_ids && saved && vals && outs)
+        entry = PyTuple_Pack(9, f->op, Py_None, in_ids, saved, Py_None, out_ids, outs,
+                             SLOT(out, OFF_DEVICE), vals);
+    Py_XDECREF(in_ids);
+    Py_XDECREF(out_ids);
+    Py_XDECREF(saved);
+    Py_XDECREF(vals);
+    Py_XDECREF(outs);
+    if (entry == NULL)
+        goto done;
+    result = PyList_Append(entries, entry);
+done:
+    Py_XDECREF(entry);
+    Py_XDECREF(entries);
+    Py_XDECREF(tracked);
+    Py_DECREF(tape);
+    return result;
+}
+
+/* record_binary: operands a, b (each a plain Tensor or a Python number, at least one a
+ * Tensor), their values av, bv, out the result */
+static int
+record_binary(OpFlags *f, PyObject *a, PyObject *b, PyObject *out, PyObject *av,
+              PyObject *bv)
+{
+    PyObject *st = thread_state();
+    if (st == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *tape = NULL;
+    int rc = one_plain_tape(st, f, &tape);
+    Py_DECREF(st);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        PyObject *args = PyTuple_Pack(2, a, b), *vals = PyTuple_Pack(2, av, bv);
+        int r = (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
+        Py_XDECREF(args);
+        Py_XDECREF(vals);
+        return r;
+    }
+    Py_INCREF(tape);
+    int result = -1;
+    PyObject *tracked = NULL, *entries = NULL, *entry = NULL;
+    int ta = Py_TYPE(a) == Tensor_T, tb = Py_TYPE(b) == Tensor_T;
+    PyObject *zero = NULL, *ia = NULL, *ib = NULL;
+    tracked = PyObject_GetAttr(tape, S_tracked);
+    if (tracked == NULL || !PySet_Check(tracked))
+        goto done;
+    int hit = 0;
+    if (ta) {
+        hit = PySet_Contains(tracked, SLOT(a, OFF_ID));
+        if (hit < 0)
+            goto done;
+    }
+    if (!hit && tb) {
+        hit = PySet_Contains(tracked, SLOT(b, OFF_ID));
+        if (hit < 0)
+            goto done;
+    }
+    if (!hit) {
+        result = 0;
+        goto done;
+    }
+    PyObject *oval = SLOT(out, OFF_VALUE);
+    int k = array_kind(oval, NULL);
+    if (k < 0)
+        goto done;
+    if (k != 'f') {
+        result = 0;
+        goto done;
+    }
+    entries = PyObject_GetAttr(tape, S_entries);
+    if (entries == NULL || !PyList_Check(entries))
+        goto done;
+    PyObject *oid = SLOT(out, OFF_ID);
+    if (PySet_Add(tracked, oid) < 0)
+        goto done;
+    zero = PyLong_FromLong(0);
+    if (zero == NULL)
+        goto done;
+    ia = ta ? SLOT(a, OFF_ID) : zero;
+    ib = tb ? SLOT(b, OFF_ID) : zero;
+    PyObject *in_ids = PyTuple_Pack(2, ia, ib);
+    PyObject *out_ids = tuple1(oid);
+    PyObject *saved, *vals, *shapes;
+    if (f->save_in) {
+        saved = PyTuple_Pack(2, a, b);
+        vals = PyTuple_Pack(2, av, bv);
+        shapes = Py_NewRef(Py_None);
+    }
+    else {
+        saved = Py_NewRef(Py_None);
+        vals = Py_NewRef(Py_None);
+        if (f->broadcasts) {
+            PyObject *sa = ta ? PyObject_GetAttr(av, S_shape) : Py_NewRef(Py_None);
+            PyObject *sb = tb ? PyObject_GetAttr(bv, S_shape) : Py_NewRef(Py_None);
+            shapes = (sa && sb) ? PyTuple_Pack(2, sa, sb) : NULL;
+            Py_XDECREF(sa);
+            Py_XDECREF(sb);
+        }
+        else
+            shapes = Py_NewRef(Py_None);
+    }
+    PyObject *outs = f->save_out ? tuple1(out) : Py_NewRef(Py_None);
+    if (in_ids && out_ids && saved && vals && shapes && outs)
+        entry = PyTuple_Pack(9, f->op, Py_None, in_ids, saved, shapes, out_ids, outs,
+                             SLOT(out, OFF_DEVICE), vals);
+    Py_XDECREF(in_ids);
+    Py_XDECREF(out_ids);
+    Py_XDECREF(saved);
+    Py_XDECREF(vals);
+    Py_XDECREF(shapes);
+    Py_XDECREF(outs);
+    if (entry == NULL)
+        goto done;
+    result = PyList_Append(entries, entry);
+done:
+    Py_XDECREF(zero);
+    Py_XDECREF(entry);
+    Py_XDECREF(entries);
+    Py_XDECREF(tracked);
+    Py_DECREF(tape);
+    return result;
+}
+
+/* --- the op callables ------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback;    /* the Python function: full checks, named errors */
+    PyObject *ufunc_name;  /* unary: the namespace function's name */
+    binaryfunc nb;         /* binary: the Python operator */
+    int float_only;
+    int reflected;         /* binary: called as (self, other), computes op(other, self) */
+    int binary;
+    OpFlags flags;
+    DevCache cache;
+} OpFn;
+
+
+static PyObject *
+unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL)
+        goto fallback;
+    PyObject *x = args[0];
+    if (Py_TYPE(x) != Tensor_T)
+        goto fallback;
+    PyObject *dev = SLOT(x, OFF_DEVICE), *v = SLOT(x, OFF_VALUE);
+    if (dev == NULL || v == NULL)
+        goto fallback;
+    if (dev != self->cache.dev && devcache_refresh(&self->cache, dev, self->ufunc_name) < 0)
+        return NULL;
+    if (!self->cache.ok)
+        goto fallback;
+    if (self->float_only) {
+        int k = array_kind(v, NULL);
+        if (k < 0) {
+            if (recoverable())
+                goto fallback;
+            return NULL;
+        }
+        if (k != 'f')
+            goto fallback;
+    }
+    PyObject *r = PyObject_Vectorcall(self->cache.func, &v, 1, NULL);
+    if (r == NULL) {
+        if (recoverable())
+            goto fallback;
+        return NULL;
+    }
+    Py_INCREF(x);   /* x and v stay alive while recording, whatever the callee does */
+    PyObject *out = wrap_value(r, dev);
+    if (out != NULL) {
+        int active = state_active();
+        if (active && (active < 0 || record_unary(&self->flags, x, out, v) < 0))
+            Py_CLEAR(out);
+    }
+    Py_DECREF(x);
+    return out;
+fallback:
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static int
+number_ok(PyObject *s, int kind)
+{
+    if (PyFloat_CheckExact(s))
+        return kind == 'f';
+    if (PyLong_CheckExact(s))
+        return kind == 'f' || kind == 'i' || kind == 'u';
+    return 0;
+}
+
+static PyObject *
+binary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL)
+        goto fallback;
+    PyObject *a = args[self->reflected], *b = args[1 - self->reflected];
+    int ta = Py_TYPE(a) == Tensor_T, tb = Py_TYPE(b) == Tensor_T;
+    PyObject *dev, *av, *bv;
+    int kind;
+    if (ta) {
+        dev = SLOT(a, OFF_DEVICE);
+        av = SLOT(a, OFF_VALUE);
+        if (dev == NULL || av == NULL)
+            goto fallback;
+        if (tb) {
+            bv = SLOT(b, OFF_VALUE);
+            if (SLOT(b, OFF_DEVICE) != dev || bv == NULL)
+                goto fallback;
+            PyObject *da = NULL, *db = NULL;
+            kind = array_kind(av, &da);
+            if (kind < 0)
+                goto error;
+            db = PyObject_GetAttr(bv, S_dtype);
+            Py_DECREF(da);
+            if (db == NULL)
+                goto error;
+            Py_DECREF(db);
+            if (db != da)
+                goto fallback;
+        }
+        else {
+            bv = b;
+            kind = array_kind(av, NULL);
+            if (kind < 0)
+                goto error;
+            if (!number_ok(b, kind))
+                goto fallback;
+        }
+    }
+    else if (tb) {
+        dev = SLOT(b, OFF_DEVICE);
+        bv = SLOT(b, OFF_VALUE);
+        av = a;
+        if (dev == NULL || bv == NULL)
+            goto fallback;
+        kind = array_kind(bv, NULL);
+        if (kind < 0)
+            goto error;
+        if (!number_ok(a, kind))
+            goto fallback;
+    }
+    else
+        goto fallback;
+    if (self->float_only && kind != 'f')
+        goto fallback;
+    if (dev != self->cache.dev && devcache_refresh(&self->cache, dev, NULL) < 0)
+        return NULL;
+    if (!self->cache.ok)
+        goto fallback;
+    PyObject *r = self->nb(av, bv);
+    if (r == NULL)
+        goto error;
+    Py_INCREF(a);
+    Py_INCREF(b);
+    PyObject *out = wrap_value(r, dev);
+    if (out != NULL) {
+        int active = state_active();
+        if (active && (active < 0 || record_binary(&self->flags, a, b, out, av, bv) < 0))
+            Py_CLEAR(out);
+    }
+    Py_DECREF(a);
+    Py_DECREF(b);
+    return out;
+error:
+    if (!recoverable())
+        return NULL;
+fallback:
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static void
+opfn_dealloc(OpFn *self)
+{
+    Py_XDECREF(self->fallback);
+    Py_XDECREF(self->ufunc_name);
+    Py_XDECREF(self->flags.op);
+    Py_XDECREF(self->cache.dev);
+    Py_XDECREF(self->cache.func);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* bound like a function when stored on a class (Tensor.__add__ = add) */
+static PyObject *
+opfn_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+/* __name__, __doc__, __module__, __qualname__, pickling by reference, ... come from the
+ * Python function it stands for */
+static PyObject *
+opfn_getattro(OpFn *self, PyObject *name)
+{
+    if (PyUnicode_Check(name)) {
+        if (PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0)
+            return Py_NewRef(self->fallback);
+        if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0 ||
+                PyUnicode_CompareWithASCIIString(name, "__reduce__") == 0 ||
+                PyUnicode_CompareWithASCIIString(name, "__reduce_ex__") == 0)
+            return PyObject_GenericGetAttr((PyObject *)self, name);
+    }
+    PyObject *r = PyObject_GetAttr(self->fallback, name);
+    if (r != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return r;
+    PyErr_Clear();
+    return PyObject_GenericGetAttr((PyObject *)self, name);
+}
+
+/* pickled by reference, like the function it stands for */
+static PyObject *
+opfn_reduce(OpFn *self, PyObject *unused)
+{
+    return PyObject_GetAttrString(self->fallback, "__qualname__");
+}
+
+static PyMethodDef opfn_methods[] = {
+    {"__reduce__", (PyCFunction)opfn_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *
+opfn_repr(OpFn *self)
+{
+    return PyObject_Repr(self->fallback);
+}
+
+static PyTypeObject OpFn_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gradtape._speedups.OpFunction",
+    .tp_basicsize = sizeof(OpFn),
+    .tp_dealloc = (destructor)opfn_dealloc,
+    .tp_vectorcall_offset = offsetof(OpFn, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = (reprfunc)opfn_repr,
+    .tp_getattro = (getattrofunc)opfn_getattro,
+    .tp_descr_get = opfn_get,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_methods = opfn_methods,
+    .tp_doc = "An elementwise op with its hot path in C (see __wrapped__).",
+};
+
+static int
+ready(void)
+{
+    if (Tensor_T == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_speedups.setup() has not been called");
+        return 0;
+    }
+    return 1;
+}
+
+static OpFn *
+opfn_new(PyObject *op, PyObject *fallback, int float_only)
+{
+    if (!ready())
+        return NULL;
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "_speedups: fallback must be callable");
+        return NULL;
+    }
+    OpFn *f = PyObject_New(OpFn, &OpFn_Type);
+    if (f == NULL)
+        return NULL;
+    f->fallback = Py_NewRef(fallback);
+    f->ufunc_name = NULL;
+    f->nb = NULL;
+    f->float_only = float_only;
+    f->reflected = 0;
+    f->binary = 0;
+    f->flags.op = NULL;
+    f->cache.dev = NULL;
+    f->cache.func = NULL;
+    f->cache.ok = 0;
+    if (read_op_flags(op, &f->flags) < 0) {
+        Py_DECREF(f);
+        return NULL;
+    }
+    return f;
+}
+
+static PyObject *
+mod_unary(PyObject *m, PyObject *args)
+{
+    PyObject *op, *fallback, *name;
+    int float_only;
+    if (!PyArg_ParseTuple(args, "OOUp", &op, &fallback, &name, &float_only))
+        return NULL;
+    OpFn *f = opfn_new(op, fallback, float_only);
+    if (f == NULL)
+        return NULL;
+    f->ufunc_name = Py_NewRef(name);
+    f->vectorcall = (vectorcallfunc)unary_call;
+    return (PyObject *)f;
+}
+
+static PyObject *
+mod_binary(PyObject *m, PyObject *args)
+{
+    PyObject *op, *fallback;
+    const char *pyop;
+    int float_only, reflected;
+    if (!PyArg_ParseTuple(args, "OOspp", &op, &fallback, &pyop, &float_only, &reflected))
+        return NULL;
+    binaryfunc nb;
+    if (strcmp(pyop, "add") == 0)
+        nb = PyNumber_Add;
+    else if (strcmp(pyop, "sub") == 0)
+        nb = PyNumber_Subtract;
+    else if (strcmp(pyop, "mul") == 0)
+        nb = PyNumber_Multiply;
+    else if (strcmp(pyop, "truediv") == 0)
+        nb = PyNumber_TrueDivide;
+    else {
+        PyErr_Format(PyExc_ValueError, "_speedups.binary: unknown operator %s", pyop);
+        return NULL;
+    }
+    OpFn *f = opfn_new(op, fallback, float_only);
+    if (f == NULL)
+        return NULL;
+    f->nb = nb;
+    f->reflected = reflected;
+    f->binary = 1;
+    f->vectorcall = (vectorcallfunc)binary_call;
+    return (PyObject *)f;
+}
+
+/* --- the backward sweep's common case ------------------------------------------------------ */
+
+/* grads[iid] accumulation, as tape._backward does it */
+static int
+accumulate(PyObject *grads, PyObject *owned, PyObject *iid, PyObject *gi)
+{
+    PyObject *prev = PyDict_GetItemWithError(grads, iid);
+    if (prev == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        return PyDict_SetItem(grads, iid, gi);
+    }
+    int own = PySet_Contains(owned, iid);
+    if (own < 0)
+        return -1;
+    Py_INCREF(prev);
+    PyObject *sum = own ? PyNumber_InPlaceAdd(prev, gi) : PyNumber_Add(prev, gi);
+    Py_DECREF(prev);
+    if (sum == NULL)
+        return -1;
+    int rc = PyDict_SetItem(grads, iid, sum);
+    Py_DECREF(sum);
+    if (rc < 0)
+        return -1;
+    return own ? 0 : PySet_Add(owned, iid);
+}
+
+/* sweep(entries, order, grads, keep, reach, owned, free, ops_for, sum_to, general)
+ *
+ * Walks order backwards. Entries with one output, one or two inputs, a rule and not multi
+ * are done here on raw arrays; others go to general(idx, entry, ops). ops_for(device) gives
+ * the raw namespace, sum_to(ops, g, shape, ()) sums a broadcast gradient down. */
+static PyObject *
+mod_sweep(PyObject *m, PyObject *args)
+{
+    PyObject *entries, *order, *grads, *keep, *reach, *owned, *ops_for, *sum_to, *general;
+    int free_;
+    if (!PyArg_ParseTuple(args, "O!OO!O!O!O!pOOO", &PyList_Type, &entries, &order,
+                          &PyDict_Type, &grads, &PySet_Type, &keep, &PySet_Type, &reach,
+                          &PySet_Type, &owned, &free_, &ops_for, &sum_to, &general))
+        return NULL;
+    PyObject *seq = PySequence_Fast(order, "sweep: order must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    PyObject *last_dev = NULL, *ops = NULL, *empty = PyTuple_New(0);
+    PyObject *result = NULL;
+    if (empty == NULL)
+        goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t j = n - 1; j >= 0; j--) {
+        PyObject *idxo = PySequence_Fast_GET_ITEM(seq, j);
+        Py_ssize_t idx = PyLong_AsSsize_t(idxo);
+        if (idx == -1 && PyErr_Occurred())
+            goto done;
+        if (idx < 0 || idx >= PyList_GET_SIZE(entries)) {
+            PyErr_SetString(PyExc_IndexError, "sweep: entry index out of range");
+            goto done;
+        }
+        PyObject *e = PyList_GET_ITEM(entries, idx);
+        if (e == Py_None)
+            continue;
+        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 9) {
+            PyErr_SetString(PyExc_TypeError, "sweep: malformed tape entry");
+            goto done;
+        }
+        Py_INCREF(e);
+        PyObject *op = PyTuple_GET_ITEM(e, 0), *attrs = PyTuple_GET_ITEM(e, 1);
+        PyObject *in_ids = PyTuple_GET_ITEM(e, 2), *shapes = PyTuple_GET_ITEM(e, 4);
+        PyObject *out_ids = PyTuple_GET_ITEM(e, 5), *outs = PyTuple_GET_ITEM(e, 6);
+        PyObject *dev = PyTuple_GET_ITEM(e, 7), *vals = PyTuple_GET_ITEM(e, 8);
+        if (dev != last_dev) {
+            PyObject *o = PyObject_CallOneArg(ops_for, dev);
+            if (o == NULL) {
+                Py_DECREF(e);
+                goto done;
+            }
+            Py_XSETREF(ops, o);
+            Py_XSETREF(last_dev, Py_NewRef(dev));
+        }
+        Py_ssize_t n_in = PyTuple_Check(in_ids) ? PyTuple_GET_SIZE(in_ids) : -1;
+        PyObject *vjp = SLOT(op, OFF_OP_VJP), *multi = SLOT(op, OFF_OP_MULTI);
+        int fast = n_in >= 1 && n_in <= 2 && vjp != NULL && vjp != Py_None &&
+                   multi == Py_False && PyTuple_Check(out_ids) &&
+                   PyTuple_GET_SIZE(out_ids) == 1 &&
+                   (vals == Py_None || (PyTuple_Check(vals) && PyTuple_GET_SIZE(vals) == n_in));
+        if (!fast) {
+            PyObject *r = PyObject_CallFunction(general, "nOO", idx, e, ops);
+            Py_DECREF(e);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
+            continue;
+        }
+        PyObject *oid = PyTuple_GET_ITEM(out_ids, 0);
+        PyObject *g = PyDict_GetItemWithError(grads, oid);
+        if (g == NULL) {
+            Py_DECREF(e);
+            if (PyErr_Occurred())
+                goto done;
+            continue;
+        }
+        Py_INCREF(g);
+        int kept = PySet_Contains(keep, oid);
+        if (kept < 0 || (!kept && PyDict_DelItem(grads, oid) < 0)) {
+            Py_DECREF(g);
+            Py_DECREF(e);
+            goto done;
+        }
+        PyObject *ans = Py_None;
+        if (outs != Py_None) {
+            if (!PyTuple_Check(outs) || PyTuple_GET_SIZE(outs) < 1 ||
+                    SLOT(PyTuple_GET_ITEM(outs, 0), OFF_VALUE) == NULL) {
+                PyErr_SetString(PyExc_TypeError, "sweep: malformed saved outputs");
+                Py_DECREF(g);
+                Py_DECREF(e);
+                goto done;
+            }
+            ans = SLOT(PyTuple_GET_ITEM(outs, 0), OFF_VALUE);
+        }
+        int need[2] = {1, 0};
+        if (n_in == 2) {
+            for (int k = 0; k < 2; k++) {
+                need[k] = PySet_Contains(reach, PyTuple_GET_ITEM(in_ids, k));
+                if (need[k] < 0) {
+                    Py_DECREF(g);
+                    Py_DECREF(e);
+                    goto done;
+                }
+            }
+        }
+        PyObject *needs = n_in == 1 ? PyTuple_Pack(1, Py_True)
+                                    : PyTuple_Pack(2, need[0] ? Py_True : Py_False,
+                                                   need[1] ? Py_True : Py_False);
+        if (needs == NULL) {
+            Py_DECREF(g);
+            Py_DECREF(e);
+            goto done;
+        }
+        PyObject *stack[6] = {ops, needs, g, ans, Py_None, Py_None};
+        if (vals != Py_None)
+            for (Py_ssize_t k = 0; k < n_in; k++)
+                stack[4 + k] = PyTuple_GET_ITEM(vals, k);
+        PyObject *in_grads;
+        if (attrs != Py_None && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs))
+            in_grads = PyObject_VectorcallDict(vjp, stack, 4 + n_in, attrs);
+        else
+            in_grads = PyObject_Vectorcall(vjp, stack, 4 + n_in, NULL);
+        Py_DECREF(needs);
+        Py_DECREF(g);
+        if (in_grads == NULL) {
+            Py_DECREF(e);
+            goto done;
+        }
+        PyObject *gs = PySequence_Fast(in_grads, "gradient rule must return a sequence");
+        Py_DECREF(in_grads);
+        if (gs == NULL) {
+            Py_DECREF(e);
+            goto done;
+        }
+        if (PySequence_Fast_GET_SIZE(gs) < n_in) {
+            PyErr_Format(PyExc_ValueError, "gradient rule of op %R returned %zd gradients "
+                         "for %zd inputs", op, PySequence_Fast_GET_SIZE(gs), n_in);
+            Py_DECREF(gs);
+            Py_DECREF(e);
+            goto done;
+        }
+        PyObject *bc = SLOT(op, OFF_OP_BROADCASTS);
+        int broadcasts = bc != NULL && PyObject_IsTrue(bc) == 1;
+        int failed = 0;
+        for (Py_ssize_t k = 0; k < n_in && !failed; k++) {
+            PyObject *gi = PySequence_Fast_GET_ITEM(gs, k);
+            if (gi == Py_None || !need[k])
+                continue;
+            Py_INCREF(gi);
+            if (broadcasts) {
+                PyObject *shape;
+                if (vals != Py_None)
+                    shape = PyObject_GetAttr(PyTuple_GET_ITEM(vals, k), S_shape);
+                else if (PyTuple_Check(shapes) && PyTuple_GET_SIZE(shapes) > k)
+                    shape = Py_NewRef(PyTuple_GET_ITEM(shapes, k));
+                else {
+                    PyErr_SetString(PyExc_TypeError, "sweep: entry without shapes");
+                    shape = NULL;
+                }
+                PyObject *gshape = shape ? PyObject_GetAttr(gi, S_shape) : NULL;
+                int same = gshape ? PyObject_RichCompareBool(gshape, shape, Py_EQ) : -1;
+                Py_XDECREF(gshape);
+                if (same == 0) {
+                    PyObject *tshape = PySequence_Tuple(shape);
+                    PyObject *r = tshape ? PyObject_CallFunctionObjArgs(
+                        sum_to, ops, gi, tshape, empty, NULL) : NULL;
+                    Py_XDECREF(tshape);
+                    Py_DECREF(gi);
+                    gi = r;
+                }
+                Py_XDECREF(shape);
+                if (same < 0 || gi == NULL) {
+                    Py_XDECREF(gi);
+                    failed = 1;
+                    break;
+                }
+            }
+            if (accumulate(grads, owned, PyTuple_GET_ITEM(in_ids, k), gi) < 0)
+                failed = 1;
+            Py_DECREF(gi);
+        }
+        Py_DECREF(gs);
+        if (!failed && free_) {
+            Py_INCREF(Py_None);
+            if (PyList_SetItem(entries, idx, Py_None) < 0)
+                failed = 1;
+        }
+        Py_DECREF(e);
+        if (failed)
+            goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(empty);
+    Py_XDECREF(ops);
+    Py_XDECREF(last_dev);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* --- module functions ------------------------------------------------------------------- */
+
+static PyObject *
+mod_setup(PyObject *m, PyObject *args)
+{
+    PyObject *tensor, *state, *tls, *tstate_type, *op_type, *slow;
+    if (!PyArg_ParseTuple(args, "O!OOO!O!O", &PyType_Type, &tensor, &state, &tls,
+                          &PyType_Type, &tstate_type, &PyType_Type, &op_type, &slow))
+        return NULL;
+    Py_ssize_t v = slot_offset(tensor, "_value"), d = slot_offset(tensor, "_device"),
+               i = slot_offset(tensor, "_id");
+    Py_ssize_t a = slot_offset((PyObject *)Py_TYPE(state), "active"),
+               c = slot_offset((PyObject *)Py_TYPE(state), "check_numerics");
+    Py_ssize_t t = slot_offset(tstate_type, "tapes"), ac = slot_offset(tstate_type, "accumulators");
+    Py_ssize_t ov = slot_offset(op_type, "vjp"), om = slot_offset(op_type, "multi"),
+               ob = slot_offset(op_type, "broadcasts"), on = slot_offset(op_type, "nondiff"),
+               osi = slot_offset(op_type, "save_inputs"), oso = slot_offset(op_type, "save_output");
+    if (PyErr_Occurred())
+        return NULL;
+    Py_XSETREF(Tensor_T, (PyTypeObject *)Py_NewRef(tensor));
+    OFF_VALUE = v; OFF_DEVICE = d; OFF_ID = i;
+    Py_XSETREF(STATE, Py_NewRef(state));
+    OFF_ACTIVE = a; OFF_CHECKNUM = c;
+    Py_XSETREF(TLS, Py_NewRef(tls));
+    OFF_TAPES = t; OFF_ACCS = ac;
+    OFF_OP_VJP = ov; OFF_OP_MULTI = om; OFF_OP_BROADCASTS = ob; OFF_OP_NONDIFF = on;
+    OFF_OP_SAVE_IN = osi; OFF_OP_SAVE_OUT = oso;
+    Py_XSETREF(SLOW_PATH, Py_NewRef(slow));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mod_next_id(PyObject *m, PyObject *unused)
+{
+    return new_id();
+}
+
+static PyObject *
+mod_wrap(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "wrap(value, device)");
+        return NULL;
+    }
+    if (!ready())
+        return NULL;
+    return wrap_value(Py_NewRef(args[0]), args[1]);
+}
+
+static PyMethodDef mod_methods[] = {
+    {"setup", mod_setup, METH_VARARGS,
+     "setup(Tensor, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
+    {"next_id", mod_next_id, METH_NOARGS, "The next tensor id (shared by every Tensor)."},
+    {"wrap", (PyCFunction)(void (*)(void))mod_wrap, METH_FASTCALL,
+     "wrap(value, device): a Tensor around a raw array, without __init__."},
+    {"unary", mod_unary, METH_VARARGS,
+     "unary(op, fallback, ufunc_name, float_only): the op's function with its fast path."},
+    {"binary", mod_binary, METH_VARARGS,
+     "binary(op, fallback, pyop, float_only, reflected): the op's function with its fast path."},
+    {"sweep", mod_sweep, METH_VARARGS, "The backward sweep's common case (see tape._backward)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, "_speedups", "gradtape's per-op hot paths in C.", -1, mod_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (PyType_Ready(&OpFn_Type) < 0)
+        return NULL;
+#define INTERN(var, s) if ((var = PyUnicode_InternFromString(s)) == NULL) return NULL
+    INTERN(S_dtype, "dtype");
+    INTERN(S_kind, "kind");
+    INTERN(S_xp, "xp");
+    INTERN(S_needs_switch, "needs_switch");
+    INTERN(S_state, "state");
+    INTERN(S_tracked, "_tracked");
+    INTERN(S_entries, "_entries");
+    INTERN(S_shape, "shape");
+#undef INTERN
+    PyObject *m = PyModule_Create(&moddef);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&OpFn_Type);
+    if (PyModule_AddObject(m, "OpFunction", (PyObject *)&OpFn_Type) < 0) {
+        Py_DECREF(&OpFn_Type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,192 @@
+"""The optional C hot paths (gradtape._speedups) against the Python ones they replace.
+
+The C module only moves the per-op bookkeeping out of the interpreter; every value, gradient,
+error and recorded entry must be the same as with ``GRADTAPE_PURE_PYTHON=1``.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.tensor import _speedups
+
+from _run import ROOT
+
+needs_c = pytest.mark.skipif(_speedups is None, reason="gradtape._speedups is not built "
+                             "(no C compiler at install time, or GRADTAPE_PURE_PYTHON=1)")
+
+# Runs in a fresh interpreter, with or without the C module, and prints values and gradients.
+PROGRAM = r"""
+import json, numpy as np, gradtape as gt
+from gradtape.tensor import _speedups
+rng = np.random.default_rng(0)
+x = gt.constant(rng.standard_normal((3, 4)).astype(np.float32))
+b = gt.constant(rng.standard_normal((4,)).astype(np.float32))
+v = gt.Variable(rng.standard_normal((3, 4)).astype(np.float32))
+out = {"c": _speedups is not None}
+with gt.GradientTape(persistent=True) as tape:
+    tape.watch([x, b])
+    y = x
+    for _ in range(5):
+        y = gt.tanh(y * 1.01 + b)          # tensor-scalar and broadcasting tensor-tensor
+        y = 1.0 - y * y + 0.5 * y - 2 / (y + 3.0)   # reflected operators
+        y = y * v - v                      # Variables go through the full path
+    s = gt.reduce_sum(y)
+    with gt.GradientTape() as inner:       # nested: the inner sweep is recorded
+        inner.watch(x)
+        z = gt.reduce_sum(gt.tanh(x * x))
+    gz = inner.gradient(z, x)
+gx, gb, gv = tape.gradient(s, [x, b, v])
+ggx = tape.gradient(gz, x)
+for k, t in dict(y=y, gx=gx, gb=gb, gv=gv, ggx=ggx).items():
+    out[k] = np.asarray(t).astype(float).ravel().tolist()
+print(json.dumps(out))
+"""
+
+
+def _run(pure: bool) -> dict:
+    env = dict(os.environ, GRADTAPE_DEVICE="cpu", PYTHONPATH=str(ROOT))
+    env.pop("GRADTAPE_PURE_PYTHON", None)
+    if pure:
+        env["GRADTAPE_PURE_PYTHON"] = "1"
+    p = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                       env=env, cwd=str(ROOT), timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@needs_c
+def test_c_and_python_paths_give_identical_values_and_gradients():
+    c, py = _run(pure=False), _run(pure=True)
+    assert c.pop("c") is True and py.pop("c") is False
+    for k in py:
+        np.testing.assert_array_equal(np.array(c[k]), np.array(py[k]), err_msg=k)
+
+
+@needs_c
+def test_op_functions_look_like_the_python_functions():
+    assert isinstance(gt.tanh, _speedups.OpFunction)
+    assert gt.tanh.__name__ == "tanh" and gt.multiply.__name__ == "multiply"
+    assert "x" in inspect.signature(gt.tanh).parameters
+    assert pickle.loads(pickle.dumps(gt.tanh)) is gt.tanh
+    assert pickle.loads(pickle.dumps(gt.add)) is gt.add
+    # bound like a method on the class
+    x = gt.constant([1.0, 2.0])
+    np.testing.assert_array_equal(x.__add__(1.0).numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(x.__rsub__(1.0).numpy(), [0.0, -1.0])
+    np.testing.assert_array_equal(gt.Tensor.__mul__(x, x).numpy(), [1.0, 4.0])
+
+
+@needs_c
+def test_ids_come_from_one_counter():
+    from gradtape.tensor import _next_id
+    a = gt.constant([1.0])
+    b = a * 2.0                 # C path
+    c = gt.reduce_sum(b)        # Python path
+    d = gt.tanh(c)              # C path
+    n = _next_id()
+    assert a._id < b._id < c._id < d._id < n
+
+
+@pytest.mark.parametrize("fn, args, exc, words", [
+    (lambda a, b: gt.tanh(a), ([1, 2], None), TypeError, ["tanh", "int32"]),
+    (lambda a, b: a + b, ([1.0, 2.0], np.array([1.0, 2.0])), None, None),
+    (lambda a, b: a + b, ([1.0, 2.0], [1.0, 2.0, 3.0]), gt.InvalidArgumentError,
+     ["add", "(2,)", "(3,)"]),
+    (lambda a, b: a * b, ([1.0, 2.0], np.float64), TypeError, ["multiply"]),
+    (lambda a, b: a - b, ([1, 2], 0.5), TypeError, ["subtract"]),
+])
+def test_bad_input_raises_the_python_paths_named_errors(fn, args, exc, words):
+    a = gt.constant(args[0])
+    b = args[1]
+    if isinstance(b, list):
+        b = gt.constant(b)
+    elif b is np.float64:
+        b = gt.constant([1.0, 2.0], dtype=gt.float64)
+    if exc is None:
+        np.testing.assert_array_equal(fn(a, b).numpy(), [2.0, 4.0])
+        return
+    with pytest.raises(exc) as info:
+        fn(a, b)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_mixed_devices_are_refused_on_the_fast_path():
+    a = gt.constant([1.0, 2.0])
+    with gt.device("strict:0"):
+        b = gt.constant([1.0, 2.0])
+    with pytest.raises(gt.DeviceError, match="add.*different devices"):
+        a + b
+    with pytest.raises(gt.DeviceError, match="multiply.*different devices"):
+        b * a
+
+
+def test_recording_entries_match_the_python_recorder():
+    """The C recorder writes the same tape entries as tape.record_unary/record_binary."""
+    from gradtape import tape as tape_mod
+    from gradtape.registry import REGISTRY
+    x = gt.constant([0.5, -1.0])
+    with gt.GradientTape() as t:
+        t.watch(x)
+        y = gt.tanh(x)
+        z = y * 2.0
+        w = 3.0 - z
+    ops = [e[0].name for e in t._entries]
+    assert ops == ["tanh", "multiply", "subtract"]
+    e_tanh, e_mul, e_sub = t._entries
+    assert e_tanh[2] == (x._id,) and e_tanh[5] == (y._id,) and e_tanh[6][0] is y
+    assert e_tanh[3] is None and e_tanh[8] is None   # tanh saves only its output
+    assert e_mul[2] == (y._id, 0) and e_mul[3] == (y, 2.0) and e_mul[8][1] == 2.0
+    assert e_sub[2] == (0, z._id) and e_sub[3] is None and e_sub[4] == (None, (2,))
+    # what the Python recorder writes for the same op
+    entries = []
+
+    class _T:
+        _tracked = {y._id}
+        _entries = entries
+    st = tape_mod.thread_state()
+    saved, st.tapes = st.tapes, [_T()]
+    try:
+        out = gt.Tensor(y._value * 2.0, y._device)
+        tape_mod.record_binary(REGISTRY["multiply"], y, 2.0, out, None, y._value, 2.0)
+    finally:
+        st.tapes = saved
+    assert entries[0][1:6] == (None, (y._id, 0), (y, 2.0), None, (out._id,))
+
+
+def test_gradients_with_no_tape_and_inside_stop_recording():
+    x = gt.constant([0.3, 0.7])
+    with gt.GradientTape() as t:
+        t.watch(x)
+        with t.stop_recording():
+            c = gt.tanh(x) * 2.0
+        y = gt.tanh(x) * c
+    g = t.gradient(y, x).numpy()
+    np.testing.assert_allclose(g, (1 - np.tanh([0.3, 0.7]) ** 2) * 2 * np.tanh([0.3, 0.7]),
+                               rtol=1e-6)
+
+
+# The core test modules once more in a fresh interpreter with the C module turned off, so
+# the Python path that a machine without a compiler runs stays tested where the C one is
+# built.
+CORE = ["test_tape.py", "test_ops.py", "test_gradcheck.py", "test_functional.py",
+        "test_jacobian.py", "test_forward.py", "test_devices.py"]
+
+
+@needs_c
+def test_core_suite_passes_without_the_c_module():
+    env = dict(os.environ, GRADTAPE_PURE_PYTHON="1", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        *[str(ROOT / "tests" / f) for f in CORE]],
+                       capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=900)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    assert " passed" in p.stdout.splitlines()[-1]
