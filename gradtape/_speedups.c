@@ -117,11 +117,34 @@ dtype_kind(PyObject *dt)
     return ch;
 }
 
+/* NumPy arrays: the dtype is read from the array struct, the way NumPy's own C API macro
+ * PyArray_DESCR does (its layout is part of NumPy's ABI, the same in 1.x and 2.x); setup()
+ * checks the offset on sample arrays and leaves it off (-1) if they disagree. Other arrays
+ * (CuPy, the strict device's) go through the ``dtype`` attribute. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+} ArrayHead;
+
+static PyTypeObject *NDARRAY_T = NULL;
+static Py_ssize_t OFF_DESCR = -1;
+
 /* the kind of an array's dtype, and the dtype itself (new reference) in *dt when dt != NULL */
 static int
 array_kind(PyObject *v, PyObject **dt)
 {
-    PyObject *d = PyObject_GetAttr(v, S_dtype);
+    PyObject *d;
+    if (Py_TYPE(v) == NDARRAY_T && OFF_DESCR >= 0) {
+        d = SLOT(v, OFF_DESCR);
+        Py_INCREF(d);
+    }
+    else
+        d = PyObject_GetAttr(v, S_dtype);
     if (d == NULL)
         return -1;
     int k = dtype_kind(d);
@@ -529,7 +552,10 @@ binary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
             kind = array_kind(av, &da);
             if (kind < 0)
                 goto error;
-            db = PyObject_GetAttr(bv, S_dtype);
+            if (Py_TYPE(bv) == NDARRAY_T && OFF_DESCR >= 0)
+                db = Py_NewRef(SLOT(bv, OFF_DESCR));
+            else
+                db = PyObject_GetAttr(bv, S_dtype);
             Py_DECREF(da);
             if (db == NULL)
                 goto error;
@@ -747,6 +773,24 @@ mod_binary(PyObject *m, PyObject *args)
 
 /* --- the backward sweep's common case ------------------------------------------------------ */
 
+/* (True,), and the four (need0, need1) pairs at 4 + 2 * need0 + need1 */
+static PyObject *NEEDS[8];
+
+/* 1 when two NumPy arrays have the same shape, 0 when not, -1 when either is no ndarray */
+static int
+same_shape_fast(PyObject *a, PyObject *b)
+{
+    if (OFF_DESCR < 0 || Py_TYPE(a) != NDARRAY_T || Py_TYPE(b) != NDARRAY_T)
+        return -1;
+    ArrayHead *x = (ArrayHead *)a, *y = (ArrayHead *)b;
+    if (x->nd != y->nd)
+        return 0;
+    for (int i = 0; i < x->nd; i++)
+        if (x->dimensions[i] != y->dimensions[i])
+            return 0;
+    return 1;
+}
+
 /* grads[iid] accumulation, as tape._backward does it */
 static int
 accumulate(PyObject *grads, PyObject *owned, PyObject *iid, PyObject *gi)
@@ -875,14 +919,7 @@ mod_sweep(PyObject *m, PyObject *args)
                 }
             }
         }
-        PyObject *needs = n_in == 1 ? PyTuple_Pack(1, Py_True)
-                                    : PyTuple_Pack(2, need[0] ? Py_True : Py_False,
-                                                   need[1] ? Py_True : Py_False);
-        if (needs == NULL) {
-            Py_DECREF(g);
-            Py_DECREF(e);
-            goto done;
-        }
+        PyObject *needs = n_in == 1 ? NEEDS[3] : NEEDS[need[0] * 2 + need[1] + 4];
         PyObject *stack[6] = {ops, needs, g, ans, Py_None, Py_None};
         if (vals != Py_None)
             for (Py_ssize_t k = 0; k < n_in; k++)
@@ -892,7 +929,6 @@ mod_sweep(PyObject *m, PyObject *args)
             in_grads = PyObject_VectorcallDict(vjp, stack, 4 + n_in, attrs);
         else
             in_grads = PyObject_Vectorcall(vjp, stack, 4 + n_in, NULL);
-        Py_DECREF(needs);
         Py_DECREF(g);
         if (in_grads == NULL) {
             Py_DECREF(e);
@@ -920,18 +956,27 @@ mod_sweep(PyObject *m, PyObject *args)
                 continue;
             Py_INCREF(gi);
             if (broadcasts) {
-                PyObject *shape;
-                if (vals != Py_None)
-                    shape = PyObject_GetAttr(PyTuple_GET_ITEM(vals, k), S_shape);
-                else if (PyTuple_Check(shapes) && PyTuple_GET_SIZE(shapes) > k)
-                    shape = Py_NewRef(PyTuple_GET_ITEM(shapes, k));
-                else {
-                    PyErr_SetString(PyExc_TypeError, "sweep: entry without shapes");
-                    shape = NULL;
+                /* sum a broadcast gradient down to its input's shape */
+                PyObject *val = vals == Py_None ? NULL : PyTuple_GET_ITEM(vals, k);
+                int same = val ? same_shape_fast(gi, val) : -1;  /* -1: not known */
+                PyObject *shape = NULL;
+                if (same != 1) {
+                    if (val != NULL)
+                        shape = PyObject_GetAttr(val, S_shape);
+                    else if (PyTuple_Check(shapes) && PyTuple_GET_SIZE(shapes) > k)
+                        shape = Py_NewRef(PyTuple_GET_ITEM(shapes, k));
+                    else
+                        PyErr_SetString(PyExc_TypeError, "sweep: entry without shapes");
+                    if (shape == NULL)
+                        same = -2;
+                    else if (same < 0) {
+                        PyObject *gshape = PyObject_GetAttr(gi, S_shape);
+                        same = gshape ? PyObject_RichCompareBool(gshape, shape, Py_EQ) : -2;
+                        if (same < 0)
+                            same = -2;
+                        Py_XDECREF(gshape);
+                    }
                 }
-                PyObject *gshape = shape ? PyObject_GetAttr(gi, S_shape) : NULL;
-                int same = gshape ? PyObject_RichCompareBool(gshape, shape, Py_EQ) : -1;
-                Py_XDECREF(gshape);
                 if (same == 0) {
                     PyObject *tshape = PySequence_Tuple(shape);
                     PyObject *r = tshape ? PyObject_CallFunctionObjArgs(
@@ -941,7 +986,7 @@ mod_sweep(PyObject *m, PyObject *args)
                     gi = r;
                 }
                 Py_XDECREF(shape);
-                if (same < 0 || gi == NULL) {
+                if (same == -2 || gi == NULL) {
                     Py_XDECREF(gi);
                     failed = 1;
                     break;
@@ -1001,6 +1046,44 @@ mod_setup(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* use_ndarray(ndarray_type, samples): read NumPy dtypes from the array struct, after checking
+ * on each sample array that the struct's descr is its dtype. Returns whether it is used. */
+static PyObject *
+mod_use_ndarray(PyObject *m, PyObject *args)
+{
+    PyObject *type, *samples;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &type, &samples))
+        return NULL;
+    PyObject *seq = PySequence_Fast(samples, "use_ndarray: samples must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t off = offsetof(ArrayHead, descr);
+    int ok = ((PyTypeObject *)type)->tp_basicsize >= (Py_ssize_t)sizeof(ArrayHead) &&
+             PySequence_Fast_GET_SIZE(seq) > 0;
+    for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *a = PySequence_Fast_GET_ITEM(seq, i);
+        if (Py_TYPE(a) != (PyTypeObject *)type) {
+            ok = 0;
+            break;
+        }
+        PyObject *d = PyObject_GetAttr(a, S_dtype);
+        if (d == NULL) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        ok = SLOT(a, off) == d;
+        Py_DECREF(d);
+    }
+    Py_DECREF(seq);
+    if (ok) {
+        Py_XSETREF(NDARRAY_T, (PyTypeObject *)Py_NewRef(type));
+        OFF_DESCR = off;
+    }
+    else
+        OFF_DESCR = -1;
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *
 mod_next_id(PyObject *m, PyObject *unused)
 {
@@ -1022,6 +1105,8 @@ mod_wrap(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef mod_methods[] = {
     {"setup", mod_setup, METH_VARARGS,
      "setup(Tensor, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
+    {"use_ndarray", mod_use_ndarray, METH_VARARGS,
+     "use_ndarray(ndarray, samples): read NumPy dtypes from the array struct (checked)."},
     {"next_id", mod_next_id, METH_NOARGS, "The next tensor id (shared by every Tensor)."},
     {"wrap", (PyCFunction)(void (*)(void))mod_wrap, METH_FASTCALL,
      "wrap(value, device): a Tensor around a raw array, without __init__."},
@@ -1052,6 +1137,14 @@ PyInit__speedups(void)
     INTERN(S_entries, "_entries");
     INTERN(S_shape, "shape");
 #undef INTERN
+    NEEDS[3] = PyTuple_Pack(1, Py_True);
+    NEEDS[4] = PyTuple_Pack(2, Py_False, Py_False);
+    NEEDS[5] = PyTuple_Pack(2, Py_False, Py_True);
+    NEEDS[6] = PyTuple_Pack(2, Py_True, Py_False);
+    NEEDS[7] = PyTuple_Pack(2, Py_True, Py_True);
+    for (int i = 3; i < 8; i++)
+        if (NEEDS[i] == NULL)
+            return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (m == NULL)
         return NULL;

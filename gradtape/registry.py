@@ -273,3 +273,10 @@ from .tensor import _speedups  # noqa: E402
 
 if _speedups is not None:
     _speedups.setup(Tensor, STATE, _tls, _ThreadState, Op, _slow_path)
+
+    def _check_ndarray():
+        import numpy as np
+        samples = [np.zeros(3, dt) for dt in (np.float32, np.float64, np.int32, np.bool_)]
+        samples += [np.zeros((2, 3), np.float16)[:, 1], np.ones((), np.float32)]
+        return _speedups.use_ndarray(np.ndarray, samples)
+    _check_ndarray()
