@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from . import _config
+from .backend import kernels as _kernels
 from .backend import DeviceError
 from .dtypes import as_dtype
 from .tensor import Tensor, Variable, convert_to_tensor
@@ -499,6 +500,8 @@ class Optimizer:
         step = self._current_step()
         lr = self._lr_for(step)
         it = self._iterations
+        with it._device.activate():
+            next_it = it._value + 1   # the count after this step (fused kernels read it)
         for g, v in zip(grads, (v for _, v in live)):
             dev = v._device
             # On a device, the count comes from the iterations Variable's buffer (no host
@@ -516,6 +519,14 @@ class Optimizer:
                 p = v._value
                 slot_arrays = {k: s._value for k, s in slots.items()}
                 scalar = p.ndim == 0
+                if dev.fused_updates and not scalar and self._fusable():
+                    # one kernel per variable updates a copy of it and its slots in place
+                    # (the copy: values that tapes saved keep the old buffer)
+                    new = dev.xp.copy(p)
+                    self._fused_update(dev.xp, new, g, slot_arrays, lr_v,
+                                       next_it if on_device else step + 1)
+                    v._assign_array(new)
+                    continue
                 if scalar:
                     # NumPy turns 0-d results into scalars; work on 1-element views.
                     p, g = p.reshape(1), g.reshape(1)
@@ -528,8 +539,7 @@ class Optimizer:
                 if scalar:
                     new = new.reshape(())
             v._assign_array(new)
-        with it._device.activate():
-            it._assign_array(it._value + 1)
+        it._assign_array(next_it)
         self._step_host = step + 1
         self._step_array = it._value
         return it
@@ -538,6 +548,16 @@ class Optimizer:
         """The new value of a variable from its array ``p``, gradient ``g`` and slot arrays
         (updated in place); ``lr`` is a float or a 0-d array, ``step`` the count before it."""
         raise NotImplementedError(f"{type(self).__name__} must implement _update")
+
+    def _fusable(self) -> bool:
+        """Whether :meth:`_fused_update` does this optimizer's whole update (weight decay
+        included) with one fused kernel."""
+        return False
+
+    def _fused_update(self, xp, p, g, slots, lr, t):
+        """Update ``p`` and the slots in place with a kernel of backend.kernels; ``t`` is the
+        step number from 1 (an int or a device 0-d array)."""
+        raise NotImplementedError(f"{type(self).__name__} has no fused update")
 
     # --- clipping -----------------------------------------------------------------------------
     def _clip(self, grads):
@@ -670,6 +690,13 @@ class SGD(Optimizer):
     def _slot_specs(self):
         return (("momentum", 0),) if self.momentum else ()
 
+    def _fusable(self):
+        return not self.weight_decay
+
+    def _fused_update(self, xp, p, g, slots, lr, t):
+        _kernels.sgd_momentum_update(xp, p, g, slots["momentum"] if self.momentum else None,
+                                     lr, self.momentum, self.nesterov)
+
     def _update(self, xp, p, g, slots, lr, step):
         step_size = g * lr
         if not self.momentum:
@@ -711,6 +738,14 @@ class Adam(Optimizer):
     def _slot_specs(self):
         specs = (("m", 0), ("v", 0))
         return specs + (("vhat", 0),) if self.amsgrad else specs
+
+    def _fusable(self):
+        # the kernel decays the weights as the base class does (p -= p * weight_decay * lr)
+        return not self.amsgrad and type(self)._update in (Adam._update,)
+
+    def _fused_update(self, xp, p, g, slots, lr, t):
+        _kernels.adam_update(xp, p, g, slots["m"], slots["v"], lr, t, self.beta_1,
+                             self.beta_2, self.epsilon, float(self.weight_decay or 0.0))
 
     def _update(self, xp, p, g, slots, lr, step):
         t = step + 1

@@ -35,18 +35,21 @@ __device__ void sgd_momentum(T* __restrict__ p, const T* __restrict__ g, T* __re
 template <typename T>
 __device__ void adam(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ m,
                      T* __restrict__ v, const T* __restrict__ lr_ptr, T lr_value,
-                     const gt_index* __restrict__ step_ptr, gt_index step_value, T beta1,
-                     T beta2, T eps, T weight_decay, gt_index n) {
+                     const gt_index* __restrict__ step_ptr, gt_index step_value, double beta1,
+                     double beta2, T eps, T weight_decay, gt_index n) {
     const T lr = read_scalar(lr_ptr, lr_value);
-    const T t = T(step_ptr != nullptr ? *step_ptr : step_value);
-    const T alpha = lr * gt_sqrt(T(1) - gt_pow(beta2, t)) / (T(1) - gt_pow(beta1, t));
+    // the bias correction in double precision whatever T is (1 - 0.999^t loses most of
+    // float's digits), as the CPU path computes it
+    const double t = double(step_ptr != nullptr ? *step_ptr : step_value);
+    const T alpha = T(double(lr) * sqrt(1.0 - pow(beta2, t)) / (1.0 - pow(beta1, t)));
+    const T b1 = T(beta1), b2 = T(beta2);
     const T decay = lr * weight_decay;
     GT_FOR_EACH(i, n) {
         const T gi = g[i];
         T pi = p[i];
         if (weight_decay != T(0)) pi -= decay * pi;
-        const T mi = beta1 * m[i] + (T(1) - beta1) * gi;
-        const T vi = beta2 * v[i] + (T(1) - beta2) * gi * gi;
+        const T mi = b1 * m[i] + (T(1) - b1) * gi;
+        const T vi = b2 * v[i] + (T(1) - b2) * gi * gi;
         m[i] = mi;
         v[i] = vi;
         p[i] = pi - alpha * mi / (gt_sqrt(vi) + eps);
@@ -66,8 +69,8 @@ __global__ void sgd_momentum_f64(double* p, const double* g, double* v, const do
 }
 
 __global__ void adam_f32(float* p, const float* g, float* m, float* v, const float* lr_ptr,
-                         float lr, const gt_index* step_ptr, gt_index step, float beta1,
-                         float beta2, float eps, float weight_decay, gt_index n) {
+                         float lr, const gt_index* step_ptr, gt_index step, double beta1,
+                         double beta2, float eps, float weight_decay, gt_index n) {
     adam<float>(p, g, m, v, lr_ptr, lr, step_ptr, step, beta1, beta2, eps, weight_decay, n);
 }
 

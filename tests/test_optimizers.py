@@ -451,3 +451,44 @@ def test_schedules_on_the_device_equal_the_host(schedule):
                 assert gt.config.sync_count(w.device) == before
             results[name] = w.numpy()
     np.testing.assert_allclose(results["strict:0"], results["cpu"], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gt.optimizers.SGD(0.05),
+    lambda: gt.optimizers.SGD(0.05, momentum=0.9),
+    lambda: gt.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
+    lambda: gt.optimizers.Adam(0.05),
+    lambda: gt.optimizers.Adam(0.05, weight_decay=0.1),
+    lambda: gt.optimizers.AdamW(0.05, weight_decay=0.1),
+], ids=["sgd", "momentum", "nesterov", "adam", "adam-wd", "adamw"])
+def test_fused_updates_off_the_host_match_the_cpu(make, monkeypatch):
+    """Off the host (CuPy, and the strict device in CI) SGD, Adam and AdamW update each
+    variable with one call of the fused kernels in backend.kernels (their NumPy references
+    where there is no GPU): same numbers as the CPU's update, slots included, and the value a
+    tape saved before the step is left as it was."""
+    from gradtape.backend import kernels
+    calls = []
+    for fn in ("sgd_momentum_update", "adam_update"):
+        real = getattr(kernels, fn)
+        monkeypatch.setattr(kernels, fn, lambda *a, _real=real, _fn=fn, **k:
+                            (calls.append(_fn), _real(*a, **k))[1])
+    results = {}
+    for name in ("cpu", "strict:0"):
+        calls.clear()
+        with gt.device(name):
+            w = gt.Variable(np.linspace(-1, 1, 6).astype(np.float32).reshape(2, 3))
+            b = gt.Variable(np.array([0.5, -0.25, 2.0], np.float32))
+            opt = make()
+            for _ in range(4):
+                with gt.GradientTape(persistent=True) as tape:
+                    loss = gt.reduce_sum(gt.tanh(w * b) * w)
+                grads = tape.gradient(loss, [w, b])
+                opt.apply_gradients(zip(grads, [w, b]))
+                # the tape saved w's value before the update: its gradient is unchanged
+                again = tape.gradient(loss, [w, b])
+                for g0, g1 in zip(grads, again):
+                    np.testing.assert_array_equal(g0.numpy(), g1.numpy())
+            results[name] = [w.numpy(), b.numpy()] + [s.numpy() for s in opt.variables[1:]]
+        assert len(calls) == (8 if name == "strict:0" else 0), (name, calls)
+    for got, want in zip(results["strict:0"], results["cpu"]):
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)

@@ -21,6 +21,9 @@ class Device:
     xp = np
     #: True when arrays live in host memory (NumPy can read them without a copy).
     host_visible = True
+    # Optimizers update variables with the fused kernels of backend.kernels (one launch per
+    # variable on CuPy; their NumPy references elsewhere)
+    fused_updates = False
     #: True when a switch of the active device is needed before launching work.
     needs_switch = False
 

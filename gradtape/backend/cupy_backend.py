@@ -24,6 +24,7 @@ def load_cupy():
 
 class CupyDevice(Device):
     host_visible = False
+    fused_updates = True
 
     def __init__(self, index: int, cupy, count: int):
         super().__init__("gpu", index)

@@ -373,11 +373,12 @@ def reference_adam_update(xp, param, grad, m, v, lr, step, beta1=0.9, beta2=0.99
     ``param -= alpha * m / (sqrt(v) + epsilon)``. ``lr`` and ``step`` may be device 0-d
     arrays."""
     dt = param.dtype
+    # the bias correction in float64 whatever the dtype (as the kernel computes it)
     if isinstance(step, (int, float, np.integer, np.floating)):
         correction = math.sqrt(1 - beta2 ** float(step)) / (1 - beta1 ** float(step))
     else:
-        t = step.astype(dt)
-        correction = xp.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+        t = step.astype(np.float64)
+        correction = (xp.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)).astype(dt)
     alpha = lr * correction
     if weight_decay:
         param -= (lr * weight_decay) * param
@@ -618,7 +619,7 @@ def adam_update(xp, param, grad, m, v, lr, step, beta1=0.9, beta2=0.999, epsilon
     get_kernel("optimizers.cu", f"adam_{_suffix(dt)}")(
         (_grid(n),), (_BLOCK,),
         (param, _contig(xp, grad), m, v, lr_ptr, lr_val, step_ptr, step_val,
-         _scalar(dt, beta1), _scalar(dt, beta2), _scalar(dt, epsilon), _scalar(dt, weight_decay),
+         np.float64(beta1), np.float64(beta2), _scalar(dt, epsilon), _scalar(dt, weight_decay),
          np.int64(n)))
 
 

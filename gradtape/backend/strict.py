@@ -549,6 +549,7 @@ class StrictDevice(Device):
     """
 
     host_visible = False
+    fused_updates = True
 
     def __init__(self, index: int = 0):
         super().__init__("strict", index)
