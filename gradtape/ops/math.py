@@ -198,10 +198,10 @@ def _abs_vjp(ops, needs, g, ans, x):
 
 
 _abs, abs = _unary("abs", lambda xp, x: xp.abs(x), _abs_vjp, float_only=False,
-                   save_inputs=True, save_output=False)
+                   save_inputs=True, save_output=False, ufunc="abs")
 _sign, sign = _unary("sign", lambda xp, x: xp.sign(x),
                      lambda ops, needs, g, ans, x: (ops.zeros_like(g),), float_only=False,
-                     save_output=False)
+                     save_output=False, ufunc="sign")
 _exp, exp = _unary("exp", lambda xp, x: xp.exp(x), lambda ops, needs, g, ans, x: (g * ans,),
                    quiet=True)
 _log, log = _unary("log", lambda xp, x: xp.log(x), lambda ops, needs, g, ans, x: (g / x,),
@@ -311,15 +311,15 @@ _sigmoid, sigmoid = _unary("sigmoid", _sigmoid_fwd,
                            lambda ops, needs, g, ans, x: (g * (ans * (1 - ans)),))
 _sin, sin = _unary("sin", lambda xp, x: xp.sin(x),
                    lambda ops, needs, g, ans, x: (g * ops.cos(x),), save_inputs=True,
-                   save_output=False)
+                   save_output=False, ufunc="sin")
 _cos, cos = _unary("cos", lambda xp, x: xp.cos(x),
                    lambda ops, needs, g, ans, x: (-g * ops.sin(x),), save_inputs=True,
-                   save_output=False)
+                   save_output=False, ufunc="cos")
 _tan, tan = _unary("tan", lambda xp, x: xp.tan(x),
-                   lambda ops, needs, g, ans, x: (g * (1 + ans * ans),))
+                   lambda ops, needs, g, ans, x: (g * (1 + ans * ans),), ufunc="tan")
 _atan, atan = _unary("atan", lambda xp, x: xp.arctan(x),
                      lambda ops, needs, g, ans, x: (g / (1 + x * x),), save_inputs=True,
-                     save_output=False)
+                     save_output=False, ufunc="arctan")
 _asin, asin = _unary("asin", lambda xp, x: xp.arcsin(x),
                      lambda ops, needs, g, ans, x: (g * ops.rsqrt(1 - x * x),),
                      save_inputs=True, save_output=False, quiet=True)
@@ -455,8 +455,8 @@ _dnn, divide_no_nan = _binary("divide_no_nan", _dnn_fwd, _dnn_vjp, float_only=Tr
 
 # --- not differentiable ------------------------------------------------------------------
 
-_floor, floor = _unary("floor", lambda xp, x: xp.floor(x), None, nondiff=True)
-_ceil, ceil = _unary("ceil", lambda xp, x: xp.ceil(x), None, nondiff=True)
+_floor, floor = _unary("floor", lambda xp, x: xp.floor(x), None, nondiff=True, ufunc="floor")
+_ceil, ceil = _unary("ceil", lambda xp, x: xp.ceil(x), None, nondiff=True, ufunc="ceil")
 _round, round = _unary("round", lambda xp, x: xp.round(x), None, nondiff=True)  # half to even
 
 
@@ -511,9 +511,10 @@ _lor, logical_or = _logical("logical_or", lambda xp, x, y: xp.logical_or(x, y))
 _lxor, logical_xor = _logical("logical_xor", lambda xp, x, y: xp.logical_xor(x, y))
 _lnot, logical_not = _unary("logical_not", lambda xp, x: xp.logical_not(x), None, nondiff=True,
                             float_only=False)
-_isnan, is_nan = _unary("is_nan", lambda xp, x: xp.isnan(x), None, nondiff=True)
-_isinf, is_inf = _unary("is_inf", lambda xp, x: xp.isinf(x), None, nondiff=True)
-_isfinite, is_finite = _unary("is_finite", lambda xp, x: xp.isfinite(x), None, nondiff=True)
+_isnan, is_nan = _unary("is_nan", lambda xp, x: xp.isnan(x), None, nondiff=True, ufunc="isnan")
+_isinf, is_inf = _unary("is_inf", lambda xp, x: xp.isinf(x), None, nondiff=True, ufunc="isinf")
+_isfinite, is_finite = _unary("is_finite", lambda xp, x: xp.isfinite(x), None, nondiff=True,
+                              ufunc="isfinite")
 
 
 def add_n(inputs, name=None):
