@@ -143,9 +143,9 @@ def apply(op: Op, args, attrs=None):
     except Exception as exc:
         raise op_error(op, args, exc) from None
     if op.multi:
-        result = tuple([Tensor(o, dev) for o in out])
+        result = tuple([_new_tensor(o, dev) for o in out])
     else:
-        result = Tensor(out, dev)
+        result = _new_tensor(out, dev)
     if STATE.active:
         _slow_path(op, args, result, attrs, vals)
     return result
@@ -162,7 +162,7 @@ def apply1(op: Op, x: Tensor, attrs=None):
             out = op.forward(dev.xp, x._value, **attrs) if attrs else op.forward(dev.xp, x._value)
     except Exception as exc:
         raise op_error(op, (x,), exc) from None
-    result = tuple([Tensor(o, dev) for o in out]) if op.multi else Tensor(out, dev)
+    result = tuple([_new_tensor(o, dev) for o in out]) if op.multi else _new_tensor(out, dev)
     if STATE.active:
         _tape.record_unary(op, x, result, attrs, x._value)
     return result
@@ -191,7 +191,7 @@ def apply2(op: Op, x, y):
             out = op.forward(dev.xp, xv, yv)
     except Exception as exc:
         raise op_error(op, (x, y), exc) from None
-    result = Tensor(out, dev)
+    result = _new_tensor(out, dev)
     if STATE.active:
         _tape.record_binary(op, x, y, result, None, xv, yv)
     return result
@@ -271,8 +271,11 @@ def raw_ops(device) -> RawOps:
 from . import tape as _tape  # noqa: E402  (the tape records what apply runs)
 from .tensor import _speedups  # noqa: E402
 
+_new_tensor = Tensor   # Tensor(value, device), without the __init__ frame when C is there
+
 if _speedups is not None:
     _speedups.setup(Tensor, STATE, _tls, _ThreadState, Op, _slow_path)
+    _new_tensor = _speedups.wrap
 
     def _check_ndarray():
         import numpy as np
