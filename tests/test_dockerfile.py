@@ -116,3 +116,17 @@ def test_wheel_ships_the_kernel_sources():
     on_disk = {os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "kernels", "*"))
                if p.endswith((".cu", ".cuh"))}
     assert on_disk and shipped == on_disk
+
+
+def test_both_targets_build_the_c_module():
+    """Each image copies setup.py (which declares gradtape._speedups) and has a C compiler,
+    so pip builds the C hot paths instead of quietly falling back to Python."""
+    found = stages(_read("Dockerfile"))
+    setup = _read("setup.py")
+    assert "gradtape._speedups" in setup and "gradtape/_speedups.c" in setup
+    for target in ("cpu", "cuda"):
+        text = " ".join(found[target])
+        assert re.search(r"COPY [^\n]*\bsetup\.py\b", text), target
+        assert re.search(r"apt-get install [^\n]*\bgcc\b", text), target
+        copy_src = [i for i in found[target] if i.upper().startswith("COPY gradtape")]
+        assert copy_src, target
