@@ -128,5 +128,5 @@ def test_both_targets_build_the_c_module():
         text = " ".join(found[target])
         assert re.search(r"COPY [^\n]*\bsetup\.py\b", text), target
         assert re.search(r"apt-get install [^\n]*\bgcc\b", text), target
-        copy_src = [i for i in found[target] if i.upper().startswith("COPY gradtape")]
+        copy_src = [i for i in found[target] if re.match(r"COPY\s+gradtape\b", i, re.I)]
         assert copy_src, target
