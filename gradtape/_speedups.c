@@ -24,6 +24,25 @@
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 static PyTypeObject *Tensor_T = NULL;
+static PyTypeObject *Variable_T = NULL;   /* read like a Tensor; recorded by the Python path */
+
+static int
+ready(void)
+{
+    if (Tensor_T == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_speedups.setup() has not been called");
+        return 0;
+    }
+    return 1;
+}
+
+/* 1 for a plain Tensor, 2 for a Variable (exact types), 0 otherwise */
+static inline int
+tensor_kind(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    return t == Tensor_T ? 1 : (t == Variable_T && t != NULL) ? 2 : 0;
+}
 static Py_ssize_t OFF_VALUE = -1, OFF_DEVICE = -1, OFF_ID = -1;
 static PyObject *STATE = NULL;
 static Py_ssize_t OFF_ACTIVE = -1, OFF_CHECKNUM = -1;
@@ -286,15 +305,16 @@ tuple1(PyObject *a)
     return PyTuple_Pack(1, a);
 }
 
-/* record_unary: x a plain Tensor with value v, out the result */
+/* record_unary: x a Tensor or Variable with value v, out the result; only a plain Tensor
+ * (plain != 0) takes the fast recording, a Variable goes to the general Python recorder */
 static int
-record_unary(OpFlags *f, PyObject *x, PyObject *out, PyObject *v)
+record_unary(OpFlags *f, PyObject *x, PyObject *out, PyObject *v, int plain)
 {
     PyObject *st = thread_state();
     if (st == NULL)
         return PyErr_Occurred() ? -1 : 0;
     PyObject *tape = NULL;
-    int rc = one_plain_tape(st, f, &tape);
+    int rc = plain ? one_plain_tape(st, f, &tape) : 0;
     Py_DECREF(st);   /* the tape list holds the tape while we use it */
     if (rc < 0)
         return -1;
@@ -358,13 +378,13 @@ done:
  * Tensor), their values av, bv, out the result */
 static int
 record_binary(OpFlags *f, PyObject *a, PyObject *b, PyObject *out, PyObject *av,
-              PyObject *bv)
+              PyObject *bv, int plain)
 {
     PyObject *st = thread_state();
     if (st == NULL)
         return PyErr_Occurred() ? -1 : 0;
     PyObject *tape = NULL;
-    int rc = one_plain_tape(st, f, &tape);
+    int rc = plain ? one_plain_tape(st, f, &tape) : 0;
     Py_DECREF(st);
     if (rc < 0)
         return -1;
@@ -460,6 +480,208 @@ done:
     return result;
 }
 
+/* record(tape, op, args, result, attrs, vals) -> bool
+ *
+ * tape.record for one tape and a one-output op whose tensor arguments are plain Tensors or
+ * Variables (watched on access as the Python recorder does, saved as snapshots). False
+ * means "not handled here" (multi-output ops, Tensor subclasses ...): the caller records
+ * with the Python code. */
+static PyObject *S_watch_accessed, *S_trainable, *S_watch_variable;
+
+static PyObject *
+snapshot(PyObject *var)
+{
+    PyObject *t = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (t == NULL)
+        return NULL;
+    SLOT(t, OFF_VALUE) = Py_NewRef(SLOT(var, OFF_VALUE));
+    SLOT(t, OFF_DEVICE) = Py_NewRef(SLOT(var, OFF_DEVICE));
+    SLOT(t, OFF_ID) = Py_NewRef(SLOT(var, OFF_ID));
+    return t;
+}
+
+static PyObject *
+mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "record(tape, op, args, result, attrs, vals)");
+        return NULL;
+    }
+    if (!ready())
+        return NULL;
+    PyObject *tape = args[0], *op = args[1], *targs = args[2], *result = args[3];
+    PyObject *attrs = args[4], *vals = args[5];
+    if (!PyTuple_Check(targs) || Py_TYPE(result) != Tensor_T)
+        Py_RETURN_FALSE;
+    if (vals != Py_None && !PyTuple_Check(vals) && !PyList_Check(vals))
+        Py_RETURN_FALSE;
+    OpFlags f;
+    if (read_op_flags(op, &f) < 0)
+        return NULL;
+    Py_DECREF(f.op);   /* op is borrowed from the caller for the whole call */
+    f.op = op;
+    if (f.multi)
+        Py_RETURN_FALSE;
+    Py_ssize_t n = PyTuple_GET_SIZE(targs);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(targs, i);
+        if (!tensor_kind(a) && PyObject_TypeCheck(a, Tensor_T))
+            Py_RETURN_FALSE;   /* a Tensor subclass: the Python recorder */
+    }
+    PyObject *tracked = PyObject_GetAttr(tape, S_tracked);
+    if (tracked == NULL)
+        return NULL;
+    if (!PySet_Check(tracked)) {
+        Py_DECREF(tracked);
+        Py_RETURN_FALSE;
+    }
+    PyObject *ret = NULL, *entries = NULL, *entry = NULL;
+    PyObject *in_ids = NULL, *saved = NULL, *shapes = NULL, *vtuple = NULL, *out_ids = NULL,
+             *outs = NULL, *zero = NULL;
+    int hit = 0, has_var = 0, watch_checked = 0, watch_accessed = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(targs, i);
+        int k = tensor_kind(a);
+        if (!k)
+            continue;
+        int c = PySet_Contains(tracked, SLOT(a, OFF_ID));
+        if (c < 0)
+            goto done;
+        if (k == 2)
+            has_var = 1;
+        if (c) {
+            hit = 1;
+            continue;
+        }
+        if (k != 2)
+            continue;
+        if (!watch_checked) {
+            PyObject *w = PyObject_GetAttr(tape, S_watch_accessed);
+            if (w == NULL)
+                goto done;
+            watch_accessed = PyObject_IsTrue(w);
+            Py_DECREF(w);
+            if (watch_accessed < 0)
+                goto done;
+            watch_checked = 1;
+        }
+        if (!watch_accessed)
+            continue;
+        PyObject *tr = PyObject_GetAttr(a, S_trainable);
+        if (tr == NULL)
+            goto done;
+        int trainable = PyObject_IsTrue(tr);
+        Py_DECREF(tr);
+        if (trainable < 0)
+            goto done;
+        if (!trainable)
+            continue;
+        PyObject *r = PyObject_CallMethodOneArg(tape, S_watch_variable, a);
+        if (r == NULL)
+            goto done;
+        int watched = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (watched < 0)
+            goto done;
+        if (watched)
+            hit = 1;
+    }
+    if (!hit || f.nondiff) {   /* (variables read by a nondiff op are still watched) */
+        ret = Py_NewRef(Py_True);
+        goto done;
+    }
+    int kind = array_kind(SLOT(result, OFF_VALUE), NULL);
+    if (kind < 0)
+        goto done;
+    if (kind != 'f') {
+        ret = Py_NewRef(Py_True);
+        goto done;
+    }
+    zero = PyLong_FromLong(0);
+    in_ids = PyTuple_New(n);
+    if (zero == NULL || in_ids == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(targs, i);
+        PyTuple_SET_ITEM(in_ids, i, Py_NewRef(tensor_kind(a) ? SLOT(a, OFF_ID) : zero));
+    }
+    if (f.save_in) {
+        if (has_var) {
+            saved = PyTuple_New(n);
+            if (saved == NULL)
+                goto done;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *a = PyTuple_GET_ITEM(targs, i);
+                PyObject *sv = tensor_kind(a) == 2 ? snapshot(a) : Py_NewRef(a);
+                if (sv == NULL)
+                    goto done;
+                PyTuple_SET_ITEM(saved, i, sv);
+            }
+        }
+        else
+            saved = Py_NewRef(targs);
+        if (vals != Py_None && PySequence_Fast_GET_SIZE(vals) == n)
+            vtuple = PySequence_Tuple(vals);
+        else {
+            vtuple = PyTuple_New(n);
+            if (vtuple != NULL)
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    PyObject *a = PyTuple_GET_ITEM(targs, i);
+                    PyTuple_SET_ITEM(vtuple, i, Py_NewRef(tensor_kind(a) ? SLOT(a, OFF_VALUE) : a));
+                }
+        }
+        shapes = Py_NewRef(Py_None);
+    }
+    else {
+        saved = Py_NewRef(Py_None);
+        vtuple = Py_NewRef(Py_None);
+        if (f.broadcasts) {
+            shapes = PyTuple_New(n);
+            if (shapes == NULL)
+                goto done;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *a = PyTuple_GET_ITEM(targs, i);
+                PyObject *sh = tensor_kind(a) ? PyObject_GetAttr(SLOT(a, OFF_VALUE), S_shape)
+                                              : Py_NewRef(Py_None);
+                if (sh == NULL)
+                    goto done;
+                PyTuple_SET_ITEM(shapes, i, sh);
+            }
+        }
+        else
+            shapes = Py_NewRef(Py_None);
+    }
+    if (vtuple == NULL)
+        goto done;
+    PyObject *oid = SLOT(result, OFF_ID);
+    out_ids = PyTuple_Pack(1, oid);
+    outs = f.save_out ? PyTuple_Pack(1, result) : Py_NewRef(Py_None);
+    if (out_ids == NULL || outs == NULL)
+        goto done;
+    entry = PyTuple_Pack(9, op, attrs, in_ids, saved, shapes, out_ids, outs,
+                         SLOT(result, OFF_DEVICE), vtuple);
+    if (entry == NULL)
+        goto done;
+    entries = PyObject_GetAttr(tape, S_entries);
+    if (entries == NULL)
+        goto done;
+    if (PySet_Add(tracked, oid) < 0 || PyList_Append(entries, entry) < 0)
+        goto done;
+    ret = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(tracked);
+    Py_XDECREF(entries);
+    Py_XDECREF(entry);
+    Py_XDECREF(in_ids);
+    Py_XDECREF(saved);
+    Py_XDECREF(shapes);
+    Py_XDECREF(vtuple);
+    Py_XDECREF(out_ids);
+    Py_XDECREF(outs);
+    Py_XDECREF(zero);
+    return ret;
+}
+
 /* --- the op callables ------------------------------------------------------------------ */
 
 typedef struct {
@@ -482,7 +704,8 @@ unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL)
         goto fallback;
     PyObject *x = args[0];
-    if (Py_TYPE(x) != Tensor_T)
+    int kx = tensor_kind(x);
+    if (!kx)
         goto fallback;
     PyObject *dev = SLOT(x, OFF_DEVICE), *v = SLOT(x, OFF_VALUE);
     if (dev == NULL || v == NULL)
@@ -511,7 +734,7 @@ unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     PyObject *out = wrap_value(r, dev);
     if (out != NULL) {
         int active = state_active();
-        if (active && (active < 0 || record_unary(&self->flags, x, out, v) < 0))
+        if (active && (active < 0 || record_unary(&self->flags, x, out, v, kx == 1) < 0))
             Py_CLEAR(out);
     }
     Py_DECREF(x);
@@ -536,7 +759,8 @@ binary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL)
         goto fallback;
     PyObject *a = args[self->reflected], *b = args[1 - self->reflected];
-    int ta = Py_TYPE(a) == Tensor_T, tb = Py_TYPE(b) == Tensor_T;
+    int ta = tensor_kind(a), tb = tensor_kind(b);
+    int plain = ta != 2 && tb != 2;
     PyObject *dev, *av, *bv;
     int kind;
     if (ta) {
@@ -600,7 +824,7 @@ binary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     PyObject *out = wrap_value(r, dev);
     if (out != NULL) {
         int active = state_active();
-        if (active && (active < 0 || record_binary(&self->flags, a, b, out, av, bv) < 0))
+        if (active && (active < 0 || record_binary(&self->flags, a, b, out, av, bv, plain) < 0))
             Py_CLEAR(out);
     }
     Py_DECREF(a);
@@ -685,16 +909,6 @@ static PyTypeObject OpFn_Type = {
     .tp_methods = opfn_methods,
     .tp_doc = "An elementwise op with its hot path in C (see __wrapped__).",
 };
-
-static int
-ready(void)
-{
-    if (Tensor_T == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_speedups.setup() has not been called");
-        return 0;
-    }
-    return 1;
-}
 
 static OpFn *
 opfn_new(PyObject *op, PyObject *fallback, int float_only)
@@ -873,7 +1087,8 @@ mod_sweep(PyObject *m, PyObject *args)
         int fast = n_in >= 1 && n_in <= 2 && vjp != NULL && vjp != Py_None &&
                    multi == Py_False && PyTuple_Check(out_ids) &&
                    PyTuple_GET_SIZE(out_ids) == 1 &&
-                   (vals == Py_None || (PyTuple_Check(vals) && PyTuple_GET_SIZE(vals) == n_in));
+                   (vals == Py_None || ((PyTuple_Check(vals) || PyList_Check(vals)) &&
+                                        PySequence_Fast_GET_SIZE(vals) == n_in));
         if (!fast) {
             PyObject *r = PyObject_CallFunction(general, "nOO", idx, e, ops);
             Py_DECREF(e);
@@ -923,7 +1138,7 @@ mod_sweep(PyObject *m, PyObject *args)
         PyObject *stack[6] = {ops, needs, g, ans, Py_None, Py_None};
         if (vals != Py_None)
             for (Py_ssize_t k = 0; k < n_in; k++)
-                stack[4 + k] = PyTuple_GET_ITEM(vals, k);
+                stack[4 + k] = PySequence_Fast_GET_ITEM(vals, k);
         PyObject *in_grads;
         if (attrs != Py_None && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs))
             in_grads = PyObject_VectorcallDict(vjp, stack, 4 + n_in, attrs);
@@ -957,7 +1172,7 @@ mod_sweep(PyObject *m, PyObject *args)
             Py_INCREF(gi);
             if (broadcasts) {
                 /* sum a broadcast gradient down to its input's shape */
-                PyObject *val = vals == Py_None ? NULL : PyTuple_GET_ITEM(vals, k);
+                PyObject *val = vals == Py_None ? NULL : PySequence_Fast_GET_ITEM(vals, k);
                 int same = val ? same_shape_fast(gi, val) : -1;  /* -1: not known */
                 PyObject *shape = NULL;
                 if (same != 1) {
@@ -1020,10 +1235,17 @@ done:
 static PyObject *
 mod_setup(PyObject *m, PyObject *args)
 {
-    PyObject *tensor, *state, *tls, *tstate_type, *op_type, *slow;
-    if (!PyArg_ParseTuple(args, "O!OOO!O!O", &PyType_Type, &tensor, &state, &tls,
-                          &PyType_Type, &tstate_type, &PyType_Type, &op_type, &slow))
+    PyObject *tensor, *variable, *state, *tls, *tstate_type, *op_type, *slow;
+    if (!PyArg_ParseTuple(args, "O!O!OOO!O!O", &PyType_Type, &tensor, &PyType_Type, &variable,
+                          &state, &tls, &PyType_Type, &tstate_type, &PyType_Type, &op_type,
+                          &slow))
         return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)variable, (PyTypeObject *)tensor) ||
+            slot_offset(variable, "_value") != slot_offset(tensor, "_value")) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_speedups.setup: Variable must subclass Tensor");
+        return NULL;
+    }
     Py_ssize_t v = slot_offset(tensor, "_value"), d = slot_offset(tensor, "_device"),
                i = slot_offset(tensor, "_id");
     Py_ssize_t a = slot_offset((PyObject *)Py_TYPE(state), "active"),
@@ -1035,6 +1257,7 @@ mod_setup(PyObject *m, PyObject *args)
     if (PyErr_Occurred())
         return NULL;
     Py_XSETREF(Tensor_T, (PyTypeObject *)Py_NewRef(tensor));
+    Py_XSETREF(Variable_T, (PyTypeObject *)Py_NewRef(variable));
     OFF_VALUE = v; OFF_DEVICE = d; OFF_ID = i;
     Py_XSETREF(STATE, Py_NewRef(state));
     OFF_ACTIVE = a; OFF_CHECKNUM = c;
@@ -1104,7 +1327,7 @@ mod_wrap(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef mod_methods[] = {
     {"setup", mod_setup, METH_VARARGS,
-     "setup(Tensor, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
+     "setup(Tensor, Variable, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
     {"use_ndarray", mod_use_ndarray, METH_VARARGS,
      "use_ndarray(ndarray, samples): read NumPy dtypes from the array struct (checked)."},
     {"next_id", mod_next_id, METH_NOARGS, "The next tensor id (shared by every Tensor)."},
@@ -1114,6 +1337,8 @@ static PyMethodDef mod_methods[] = {
      "unary(op, fallback, ufunc_name, float_only): the op's function with its fast path."},
     {"binary", mod_binary, METH_VARARGS,
      "binary(op, fallback, pyop, float_only, reflected): the op's function with its fast path."},
+    {"record", (PyCFunction)(void (*)(void))mod_record, METH_FASTCALL,
+     "record(tape, op, args, result, attrs, vals): tape.record for one tape (bool: handled)."},
     {"sweep", mod_sweep, METH_VARARGS, "The backward sweep's common case (see tape._backward)."},
     {NULL, NULL, 0, NULL},
 };
@@ -1136,6 +1361,9 @@ PyInit__speedups(void)
     INTERN(S_tracked, "_tracked");
     INTERN(S_entries, "_entries");
     INTERN(S_shape, "shape");
+    INTERN(S_watch_accessed, "_watch_accessed");
+    INTERN(S_trainable, "trainable");
+    INTERN(S_watch_variable, "_watch_variable");
 #undef INTERN
     NEEDS[3] = PyTuple_Pack(1, Py_True);
     NEEDS[4] = PyTuple_Pack(2, Py_False, Py_False);

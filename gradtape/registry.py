@@ -269,12 +269,12 @@ def raw_ops(device) -> RawOps:
 
 
 from . import tape as _tape  # noqa: E402  (the tape records what apply runs)
-from .tensor import _speedups  # noqa: E402
+from .tensor import Variable, _speedups  # noqa: E402
 
 _new_tensor = Tensor   # Tensor(value, device), without the __init__ frame when C is there
 
 if _speedups is not None:
-    _speedups.setup(Tensor, STATE, _tls, _ThreadState, Op, _slow_path)
+    _speedups.setup(Tensor, Variable, STATE, _tls, _ThreadState, Op, _slow_path)
     _new_tensor = _speedups.wrap
 
     def _check_ndarray():

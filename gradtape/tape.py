@@ -93,6 +93,9 @@ def record_binary(op, x, y, out, attrs, xv, yv):
 def record(tapes, op, args, result, attrs, vals=None):
     """Record ``op`` on each of this thread's recording tapes that tracks an input (the
     general case: several tapes, Variables, any number of inputs and outputs)."""
+    if _speedups is not None and len(tapes) == 1 and type(args) is tuple and \
+            _speedups.record(tapes[0], op, args, result, attrs, vals):
+        return   # done in C (one tape, one output)
     entry = None
     out_ids = None
     has_var = False
