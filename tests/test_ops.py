@@ -326,3 +326,27 @@ def test_bad_axis_and_reshape_messages():
         gt.reshape(gt.ones([2, 3]), [4, 2])
     with pytest.raises(IndexError, match="gather: index 7 is out of range"):
         gt.gather(gt.ones([3]), [7])
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict:0"])
+@pytest.mark.parametrize("shape, bshape", [((64, 8, 8, 4), (4,)), ((256, 32), (32,)),
+                                           ((64, 8, 8, 4), (8, 1, 4)), ((8, 4), (4,))])
+def test_broadcast_gradients_of_big_batches_equal_float64_sums(device, shape, bshape):
+    """Summing a gradient over leading axes (a bias over a big batch) takes a BLAS
+    matrix-vector product on large arrays: same values as the float64 sum, within float32
+    rounding, on every device; other axis patterns keep the plain sum."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(bshape).astype(np.float32)
+    with gt.device(device):
+        tb = gt.constant(b)
+        with gt.GradientTape() as tape:
+            tape.watch(tb)
+            loss = gt.reduce_sum((gt.constant(x) + tb) * gt.constant(w))
+        g = tape.gradient(loss, tb).numpy()
+    lead = len(shape) - len(bshape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(bshape) if d == 1)
+    want = w.astype(np.float64).sum(axis=axes).reshape(bshape)
+    assert g.shape == bshape and g.dtype == np.float32
+    np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-3)

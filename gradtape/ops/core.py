@@ -23,11 +23,33 @@ def _sum_axes(gshape, shape):
     return tuple(axes)
 
 
+def sum_leading(xp, g, lead):
+    """``g`` summed over its first ``lead`` axes.
+
+    A bias gradient sums many rows of a short trailing block ((N, H, W, C) -> (C,)), which
+    NumPy reduces in a slow strided loop; a product with a vector of ones runs in BLAS,
+    about 10x faster there and more accurate (blocked, not one running sum)."""
+    gshape = tuple(g.shape)
+    n = 1
+    for d in gshape[lead:]:
+        n *= d
+    size = g.size
+    if size >= 4096 and n and size // n >= 64 and g.dtype.kind == "f" and \
+            g.dtype.itemsize >= 4 and g.flags.c_contiguous:
+        m = size // n
+        return xp.matmul(xp.ones(m, dtype=g.dtype), g.reshape(m, n)).reshape(gshape[lead:])
+    return xp.sum(g, axis=tuple(range(lead)))
+
+
 def _sum_to_fwd(xp, g, shape):
     if tuple(g.shape) == tuple(shape):
         return g
     axes = _sum_axes(g.shape, shape)
-    return xp.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)
+    if not axes:
+        return g.reshape(shape)
+    if axes == tuple(range(len(axes))):
+        return sum_leading(xp, g, len(axes)).reshape(shape)
+    return xp.sum(g, axis=axes).reshape(shape)
 
 
 def _sum_to_vjp(ops, needs, g, ans, x, shape):
