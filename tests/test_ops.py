@@ -350,3 +350,26 @@ def test_broadcast_gradients_of_big_batches_equal_float64_sums(device, shape, bs
     want = w.astype(np.float64).sum(axis=axes).reshape(bshape)
     assert g.shape == bshape and g.dtype == np.float32
     np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict:0"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduce_sum_and_bias_add_over_leading_axes_of_big_arrays(device, keepdims):
+    """reduce_sum over leading axes and bias_add's bias gradient (the BLAS path on big
+    arrays) agree with float64 sums; the gradient of reduce_sum is still all ones."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((32, 8, 8, 6)).astype(np.float32)
+    with gt.device(device):
+        tx = gt.constant(x)
+        b = gt.constant(np.zeros(6, np.float32))
+        with gt.GradientTape(persistent=True) as tape:
+            tape.watch([tx, b])
+            s = gt.reduce_sum(tx, axis=[0, 1, 2], keepdims=keepdims)
+            y = gt.reduce_sum(gt.nn.bias_add(tx, b) * tx)
+        gx = tape.gradient(s, tx).numpy()
+        gb = tape.gradient(y, b).numpy()
+    want = x.astype(np.float64).sum(axis=(0, 1, 2), keepdims=keepdims)
+    assert s.shape == want.shape
+    np.testing.assert_allclose(s.numpy(), want, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(gx, np.ones_like(x))
+    np.testing.assert_allclose(gb, want.reshape(6), rtol=1e-4, atol=1e-3)

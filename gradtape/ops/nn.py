@@ -17,6 +17,7 @@ from ..backend import device_of
 from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor
 from ._util import as_tensor, dtype_name, normalize_axis, operand
+from .core import sum_leading
 from .math import _sigmoid_fwd
 
 __all__ = [
@@ -561,8 +562,8 @@ def _bias_add_vjp(ops, needs, g, ans, v, b, axis, rank):
         lead = nd - rank
         cax = nd + axis
         if ops.raw:
-            if axis == -1 and lead == 0 and g.flags.c_contiguous:
-                gb = g.reshape(-1, g.shape[-1]).sum(axis=0)
+            if axis == -1 and lead == 0:
+                gb = sum_leading(ops.xp, g, nd - 1)
             else:
                 gb = g.sum(axis=tuple(i for i in range(lead, nd) if i != cax))
         else:

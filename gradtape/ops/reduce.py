@@ -5,6 +5,7 @@ import numpy as np
 
 from ..registry import apply1, defop
 from ._util import as_tensor, dtype_name, normalize_axis
+from .core import sum_leading
 from . import math as m
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -26,6 +27,9 @@ def _expand(ops, g, in_shape, axes, keepdims):
 
 
 def _sum_fwd(xp, x, axis, keepdims, in_shape):
+    if axis and len(axis) < x.ndim and axis == tuple(range(len(axis))):
+        out = sum_leading(xp, x, len(axis))   # leading axes: BLAS when that is faster
+        return out.reshape((1,) * len(axis) + tuple(out.shape)) if keepdims else out
     return xp.sum(x, axis=axis, keepdims=keepdims)
 
 
