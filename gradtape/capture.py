@@ -17,6 +17,13 @@ Each call performs exactly one step. What a step may do:
   written back into the Variables' buffers at the end of each replay;
 * return tensors (nested in lists, tuples, dicts): each call returns fresh copies.
 
+Variables keep the buffers the graph was recorded with: a value assigned to a Variable
+between calls (``assign``, a checkpoint restore, a learning-rate Variable) is copied into
+that buffer before the next replay, so the graph reads it. A learning rate the step computes
+on the host (a Python callable, a schedule without ``value_on``) would be frozen at its
+captured value: optimizers refuse it inside a captured step (use a schedule from
+``gt.optimizers.schedules`` or a Variable).
+
 It must not make the host wait for the GPU (``.numpy()``, ``float()``, ``bool()`` of a
 device tensor, data-dependent shapes): CUDA refuses that during capture and the capture
 fails with :class:`CaptureError`. Python side effects (appending to a list, host random
@@ -33,18 +40,57 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import weakref
 
 import numpy as np
 
 from . import backend as _backend
 from . import nest
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, live_variables
 
 __all__ = ["capture", "CapturedStep", "CaptureError"]
 
 
 class CaptureError(RuntimeError):
     """A step cannot be captured or replayed (a host sync, a changed input shape ...)."""
+
+
+_state = threading.local()
+
+
+def capturing() -> bool:
+    """Whether this thread is running a step being captured (or, on the strict device, a
+    step checked by the GPU's rules): host-side values would be frozen in the graph."""
+    return getattr(_state, "depth", 0) > 0
+
+
+class _Capturing:
+    def __enter__(self):
+        _state.depth = getattr(_state, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.depth -= 1
+
+
+def _pin_variables(device) -> list:
+    """(weak reference, buffer) of every live Variable on ``device``: the buffers a graph
+    recorded now reads and writes."""
+    return [(weakref.ref(v), v._value) for v in live_variables() if v._device is device]
+
+
+def _refresh_pins(pins, copyto) -> int:
+    """Put each pinned Variable's current value into its pinned buffer (one device copy per
+    Variable assigned since; no host sync) and point the Variable at it again. Returns the
+    number copied."""
+    copied = 0
+    for ref, buf in pins:
+        var = ref()
+        if var is None or var._value is buf:
+            continue
+        copyto(buf, var._value)
+        var._value = buf
+        copied += 1
+    return copied
 
 
 def capture(fn=None, *, warmup: int = 1):
@@ -100,6 +146,7 @@ class CapturedStep:
         self._outputs = None         # (structure, device arrays) the graph writes
         self._write_back = None      # [(variable buffer, new value buffer)]
         self._keep = None            # every allocation made while capturing
+        self._pins = None            # [(Variable weakref, the buffer the graph uses)]
         self._device = None
         self._lock = threading.Lock()
         try:
@@ -168,7 +215,8 @@ class CapturedStep:
         else:
             self._check(flat, names)
         before = device.sync_count
-        out = self.fn(*args, **kwargs)
+        with _Capturing():
+            out = self.fn(*args, **kwargs)
         if device.sync_count != before:
             raise CaptureError(
                 f"capture: {getattr(self.fn, '__name__', 'step')} made the host wait for "
@@ -220,7 +268,7 @@ class CapturedStep:
             if alloc is not None:
                 alloc.keep = keep
             try:
-                with stream, _track_assignments(assigned):
+                with stream, _track_assignments(assigned), _Capturing():
                     stream.begin_capture()
                     try:
                         out = self.fn(*call_args, **call_kwargs)
@@ -248,6 +296,7 @@ class CapturedStep:
             self._keep = keep
             self._write_back = write_back
             self._inputs = inputs
+            self._pins = _pin_variables(device)
             self._signature = _Signature(names, [_spec(v) for v in flat])
             self._device = device
             self._stream = stream
@@ -267,6 +316,7 @@ class CapturedStep:
                         cupy.copyto(buf, v._value)
                 else:
                     buf.set(np.ascontiguousarray(v, dtype=buf.dtype), stream=caller)
+            _refresh_pins(self._pins, cupy.copyto)
             self._graph.launch(stream=caller)
             self.replays += 1
             return self._fresh_outputs(device)

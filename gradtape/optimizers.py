@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from . import _config
+from . import capture as _capture
 from .backend import kernels as _kernels
 from .backend import DeviceError
 from .dtypes import as_dtype
@@ -496,6 +497,8 @@ class Optimizer:
             warnings.warn(f"Gradients do not exist for variables "
                           f"{[_var_label(v) for v in missing]} when minimizing the loss; they "
                           "were not updated", UserWarning, stacklevel=3)
+        if _capture.capturing():
+            self._check_capturable()
         grads = self._clip([g for g, _ in live])
         step = self._current_step()
         lr = self._lr_for(step)
@@ -543,6 +546,23 @@ class Optimizer:
         self._step_host = step + 1
         self._step_array = it._value
         return it
+
+    def _check_capturable(self):
+        """Inside a captured step: refuse a learning rate computed on the host (it would be
+        frozen at its captured value in the graph)."""
+        lr = self._learning_rate
+        cls = type(self).__name__
+        if isinstance(lr, LearningRateSchedule):
+            if type(lr).value_on is LearningRateSchedule.value_on:
+                raise _capture.CaptureError(
+                    f"{cls}: the learning-rate schedule {type(lr).__name__} has only value_at "
+                    "(computed on the host), so a captured step would keep its captured value; "
+                    "give it value_on(xp, step) (see gt.optimizers.schedules) or use a Variable")
+        elif callable(lr) and not isinstance(lr, Tensor):
+            raise _capture.CaptureError(
+                f"{cls}: the learning rate is a Python callable ({lr!r}), evaluated on the "
+                "host, so a captured step would keep its captured value; use a schedule from "
+                "gt.optimizers.schedules or a Variable (assign it between steps)")
 
     def _update(self, xp, p, g, slots, lr, step):
         """The new value of a variable from its array ``p``, gradient ``g`` and slot arrays

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import weakref
 
 import numpy as np
 
@@ -308,6 +309,9 @@ class Variable(Tensor):
         self.trainable = bool(trainable)
         self._name = (name or "Variable")
         self._constraint = constraint
+        # (captured steps pin the buffers of live Variables)
+        key = self._id
+        _LIVE_VARIABLES[key] = weakref.ref(self, lambda _, k=key: _LIVE_VARIABLES.pop(k, None))
 
     @property
     def name(self) -> str:
@@ -383,6 +387,16 @@ class Variable(Tensor):
     def __deepcopy__(self, memo):
         return Variable(Tensor(self._device.copy(self._value), self._device),
                         trainable=self.trainable, name=self._name)
+
+
+# every live Variable: a captured step keeps each one's buffer (gradtape.capture)
+# (by id: Variables are unhashable, as in TensorFlow)
+_LIVE_VARIABLES: dict = {}
+
+
+def live_variables() -> list:
+    """Every Variable alive now."""
+    return [v for v in (r() for r in list(_LIVE_VARIABLES.values())) if v is not None]
 
 
 def _snapshot(var: Variable) -> Tensor:

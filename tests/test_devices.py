@@ -410,6 +410,87 @@ def test_capture_on_the_cpu_simply_calls_the_function():
     assert len(calls) == 2
 
 
+def _lr_variable_step(params, lr):
+    opt = gt.optimizers.Adam(lr)
+
+    def step(x, y):
+        with gt.GradientTape() as tape:
+            logits = gt.matmul(gt.nn.relu(gt.matmul(x, params[0]) + params[1]), params[3]) \
+                + params[4]
+            loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        ps = [params[0], params[1], params[3], params[4]]
+        opt.apply_gradients(zip(tape.gradient(loss, ps), ps))
+        return loss
+    return step
+
+
+def test_capture_sees_variables_assigned_between_calls(device):
+    """A learning-rate Variable changed between calls, and a weight restored from outside,
+    reach the replayed step (on a GPU: copied into the buffers the graph was recorded
+    with): the same losses and weights as the eager steps."""
+    def run(dev, captured):
+        with gt.device(dev):
+            params = _make_model()
+            lr = gt.Variable(0.05)
+            step = _lr_variable_step(params, lr)
+            if captured:
+                step = capture(step)
+            losses = []
+            for i, s in enumerate((1.0, 0.5, -1.0, 2.0, 1.5)):
+                if i == 3:
+                    lr.assign(0.01)
+                    params[1].assign(np.full(params[1].shape, 0.25, np.float32))
+                losses.append(float(step(gt.constant(_X * s), gt.constant(_Y)).numpy()))
+            return losses, params[0].numpy(), params[1].numpy()
+    got = run(device.name, True)
+    want = run("cpu", False)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-4, atol=1e-6)
+
+
+def test_refresh_pins_copies_assigned_values_into_the_recorded_buffers():
+    from gradtape.capture import _pin_variables, _refresh_pins
+    with gt.device("cpu"):
+        a = gt.Variable([1.0, 2.0])
+        b = gt.Variable([3.0])
+        pins = [p for p in _pin_variables(a.device) if p[0]() is a or p[0]() is b]
+        buf_a, buf_b = a._value, b._value
+        a.assign([5.0, 6.0])
+        assert a._value is not buf_a
+        assert _refresh_pins(pins, np.copyto) == 1
+        assert a._value is buf_a and b._value is buf_b
+        np.testing.assert_array_equal(buf_a, [5.0, 6.0])
+        del b
+        assert _refresh_pins(pins, np.copyto) == 0      # a dead Variable is skipped
+
+
+@pytest.mark.parametrize("lr, words", [
+    (lambda: 0.05, "learning rate is a Python callable"),
+    ("host_schedule", "has only value_at"),
+])
+def test_capture_refuses_a_learning_rate_computed_on_the_host(lr, words):
+    class HostSchedule(gt.optimizers.schedules.LearningRateSchedule):
+        def value_at(self, step):
+            return 0.05 / (1 + step)
+
+        def get_config(self):
+            return {}
+    if lr == "host_schedule":
+        lr = HostSchedule()
+    with gt.device("strict:0"):
+        params = _make_model()
+        step = capture(_lr_variable_step(params, lr))
+        step(gt.constant(_X), gt.constant(_Y))          # warm-up: eager, allowed
+        with pytest.raises(CaptureError, match=words):
+            step(gt.constant(_X), gt.constant(_Y))
+        # with a schedule computed on the device the same step is capturable
+        ok = capture(_lr_variable_step(params, gt.optimizers.schedules.ExponentialDecay(
+            0.05, decay_steps=2, decay_rate=0.5)))
+        for _ in range(3):
+            ok(gt.constant(_X), gt.constant(_Y))
+
+
 # --- GPU only ---------------------------------------------------------------------------------------
 
 def test_out_of_memory_names_the_device_request_and_pool(gpu_device):
