@@ -12,6 +12,14 @@ def is_nested(x) -> bool:
 
 def flatten(structure) -> list:
     """Leaves in order; dicts are walked in sorted key order, as TensorFlow does."""
+    ts = type(structure)
+    if ts is list or ts is tuple:
+        # the common case: a flat list or tuple of leaves
+        for v in structure:
+            if isinstance(v, (list, tuple, dict)):
+                break
+        else:
+            return list(structure)
     out = []
     _flatten(structure, out)
     return out
@@ -37,6 +45,13 @@ def _sorted_keys(d):
 
 def pack_sequence_as(structure, flat):
     """Rebuild ``structure`` with the leaves of ``flat`` (in :func:`flatten` order)."""
+    ts = type(structure)
+    if (ts is list or ts is tuple) and len(structure) == len(flat):
+        for v in structure:
+            if isinstance(v, (list, tuple, dict)):
+                break
+        else:
+            return list(flat) if ts is list else tuple(flat)
     it = iter(flat)
     result = _pack(structure, it)
     return result

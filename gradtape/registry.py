@@ -9,6 +9,7 @@ raw arrays (:class:`RawOps`) when nothing records the backward sweep, on tensors
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 from .backend import DeviceError
@@ -246,12 +247,8 @@ class RawOps:
             op = REGISTRY[name]
         except KeyError:
             raise AttributeError(f"no primitive named {name!r}") from None
-        fwd = op.forward
-        xp = self.xp
-
-        def call(*args, **attrs):
-            return fwd(xp, *args, **attrs)
-        call.__name__ = name
+        # a partial (in C) rather than a closure: one Python frame less per rule call
+        call = functools.partial(op.forward, self.xp)
         setattr(self, name, call)
         return call
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 import string
 
+import numpy as np
+
 from ..registry import apply, defop
 from ._util import as_tensor, binary, dtype_name
 
@@ -70,12 +72,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if ka != kb:
         raise ValueError(f"matmul: shapes {sa} and {sb} do not align ({ka} != {kb})"
                          + (f" with transpose_a={ta}, transpose_b={tb}" if ta or tb else ""))
-    try:
-        import numpy as np
-        np.broadcast_shapes(sa[:-2], sb[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: batch shapes {sa[:-2]} and {sb[:-2]} are not "
-                         "broadcast-compatible") from None
+    if (len(sa) > 2 or len(sb) > 2) and sa[:-2] != sb[:-2]:
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: batch shapes {sa[:-2]} and {sb[:-2]} are not "
+                             "broadcast-compatible") from None
     attrs = None
     if ta or tb:
         attrs = {"transpose_a": ta, "transpose_b": tb}
