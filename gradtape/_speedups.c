@@ -305,140 +305,133 @@ tuple1(PyObject *a)
     return PyTuple_Pack(1, a);
 }
 
+/* The tape that takes the fast recording (new reference in *tape): 1; 0 when the op must go
+ * to the Python recorder (_slow_path); 2 when this thread has no tapes; -1 on error. */
+static int
+fast_tape(OpFlags *f, int plain, PyObject **tape)
+{
+    PyObject *st = thread_state();
+    if (st == NULL)
+        return PyErr_Occurred() ? -1 : 2;
+    int rc = plain ? one_plain_tape(st, f, tape) : 0;
+    if (rc == 1)
+        Py_INCREF(*tape);
+    Py_DECREF(st);
+    return rc;
+}
+
+/* Record a float output: track its id and append the entry (op, attrs, in_ids, saved,
+ * shapes, (out_id,), outs, device, vals) to the tape. The parts are borrowed; NULL parts
+ * (a failed build) give -1. An output that is not floating is not recorded: 0. */
+static int
+append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyObject *in_ids,
+             PyObject *saved, PyObject *shapes, PyObject *out, PyObject *vals)
+{
+    int k = array_kind(SLOT(out, OFF_VALUE), NULL);
+    if (k != 'f')
+        return k < 0 ? -1 : 0;
+    if (in_ids == NULL || saved == NULL || shapes == NULL || vals == NULL)
+        return -1;
+    PyObject *oid = SLOT(out, OFF_ID);
+    PyObject *out_ids = PyTuple_Pack(1, oid);
+    PyObject *outs = f->save_out ? PyTuple_Pack(1, out) : Py_NewRef(Py_None);
+    PyObject *entries = PyObject_GetAttr(tape, S_entries);
+    PyObject *entry = NULL;
+    int rc = -1;
+    if (out_ids != NULL && outs != NULL && entries != NULL && PyList_Check(entries)) {
+        entry = PyTuple_Pack(9, f->op, attrs, in_ids, saved, shapes, out_ids, outs,
+                             SLOT(out, OFF_DEVICE), vals);
+        if (entry != NULL && PySet_Add(tracked, oid) == 0 && PyList_Append(entries, entry) == 0)
+            rc = 0;
+    }
+    Py_XDECREF(entry);
+    Py_XDECREF(entries);
+    Py_XDECREF(outs);
+    Py_XDECREF(out_ids);
+    return rc;
+}
+
+/* The tape's tracked set (new reference) or NULL with an error */
+static PyObject *
+tracked_set(PyObject *tape)
+{
+    PyObject *tracked = PyObject_GetAttr(tape, S_tracked);
+    if (tracked != NULL && !PySet_Check(tracked)) {
+        PyErr_SetString(PyExc_TypeError, "_speedups: tape._tracked is not a set");
+        Py_CLEAR(tracked);
+    }
+    return tracked;
+}
+
 /* record_unary: x a Tensor or Variable with value v, out the result; only a plain Tensor
  * (plain != 0) takes the fast recording, a Variable goes to the general Python recorder */
 static int
 record_unary(OpFlags *f, PyObject *x, PyObject *out, PyObject *v, int plain)
 {
-    PyObject *st = thread_state();
-    if (st == NULL)
-        return PyErr_Occurred() ? -1 : 0;
     PyObject *tape = NULL;
-    int rc = plain ? one_plain_tape(st, f, &tape) : 0;
-    Py_DECREF(st);   /* the tape list holds the tape while we use it */
-    if (rc < 0)
-        return -1;
-    if (rc == 0) {
+    int rc = fast_tape(f, plain, &tape);
+    if (rc != 1) {
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
         PyObject *args = tuple1(x), *vals = tuple1(v);
         int r = (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
         Py_XDECREF(args);
         Py_XDECREF(vals);
         return r;
     }
-    Py_INCREF(tape);
     int result = -1;
-    PyObject *tracked = NULL, *entries = NULL, *entry = NULL;
-    tracked = PyObject_GetAttr(tape, S_tracked);
-    if (tracked == NULL || !PySet_Check(tracked))
-        goto done;
-    int hit = PySet_Contains(tracked, SLOT(x, OFF_ID));
-    if (hit <= 0) {
-        result = hit;
-        goto done;
+    PyObject *tracked = tracked_set(tape);
+    if (tracked != NULL) {
+        result = PySet_Contains(tracked, SLOT(x, OFF_ID));
+        if (result > 0) {
+            PyObject *in_ids = tuple1(SLOT(x, OFF_ID));
+            PyObject *saved = f->save_in ? tuple1(x) : Py_NewRef(Py_None);
+            PyObject *vals = f->save_in ? tuple1(v) : Py_NewRef(Py_None);
+            result = append_entry(tape, tracked, f, Py_None, in_ids, saved, Py_None, out, vals);
+            Py_XDECREF(in_ids);
+            Py_XDECREF(saved);
+            Py_XDECREF(vals);
+        }
+        Py_DECREF(tracked);
     }
-    PyObject *oval = SLOT(out, OFF_VALUE);
-    int k = array_kind(oval, NULL);
-    if (k < 0)
-        goto done;
-    if (k != 'f') {
-        result = 0;
-        goto done;
-    }
-    entries = PyObject_GetAttr(tape, S_entries);
-    if (entries == NULL || !PyList_Check(entries))
-        goto done;
-    PyObject *oid = SLOT(out, OFF_ID);
-    if (PySet_Add(tracked, oid) < 0)
-        goto done;
-    PyObject *in_ids = tuple1(SLOT(x, OFF_ID));
-    PyObject *out_ids = tuple1(oid);
-    PyObject *saved = f->save_in ? tuple1(x) : Py_NewRef(Py_None);
-    PyObject *vals = f->save_in ? tuple1(v) : Py_NewRef(Py_None);
-    PyObject *outs = f->save_out ? tuple1(out) : Py_NewRef(Py_None);
-    if (in_ids && out_ids && saved && vals && outs)
-        entry = PyTuple_Pack(9, f->op, Py_None, in_ids, saved, Py_None, out_ids, outs,
-                             SLOT(out, OFF_DEVICE), vals);
-    Py_XDECREF(in_ids);
-    Py_XDECREF(out_ids);
-    Py_XDECREF(saved);
-    Py_XDECREF(vals);
-    Py_XDECREF(outs);
-    if (entry == NULL)
-        goto done;
-    result = PyList_Append(entries, entry);
-done:
-    Py_XDECREF(entry);
-    Py_XDECREF(entries);
-    Py_XDECREF(tracked);
     Py_DECREF(tape);
     return result;
 }
 
-/* record_binary: operands a, b (each a plain Tensor or a Python number, at least one a
- * Tensor), their values av, bv, out the result */
+/* record_binary: operands a, b (each a Tensor, a Variable or a Python number, at least one a
+ * tensor), their values av, bv, out the result; plain: no Variable among them */
 static int
 record_binary(OpFlags *f, PyObject *a, PyObject *b, PyObject *out, PyObject *av,
               PyObject *bv, int plain)
 {
-    PyObject *st = thread_state();
-    if (st == NULL)
-        return PyErr_Occurred() ? -1 : 0;
     PyObject *tape = NULL;
-    int rc = plain ? one_plain_tape(st, f, &tape) : 0;
-    Py_DECREF(st);
-    if (rc < 0)
-        return -1;
-    if (rc == 0) {
+    int rc = fast_tape(f, plain, &tape);
+    if (rc != 1) {
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
         PyObject *args = PyTuple_Pack(2, a, b), *vals = PyTuple_Pack(2, av, bv);
         int r = (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
         Py_XDECREF(args);
         Py_XDECREF(vals);
         return r;
     }
-    Py_INCREF(tape);
     int result = -1;
-    PyObject *tracked = NULL, *entries = NULL, *entry = NULL;
     int ta = Py_TYPE(a) == Tensor_T, tb = Py_TYPE(b) == Tensor_T;
-    PyObject *zero = NULL, *ia = NULL, *ib = NULL;
-    tracked = PyObject_GetAttr(tape, S_tracked);
-    if (tracked == NULL || !PySet_Check(tracked))
+    PyObject *tracked = tracked_set(tape);
+    if (tracked == NULL)
         goto done;
-    int hit = 0;
-    if (ta) {
-        hit = PySet_Contains(tracked, SLOT(a, OFF_ID));
-        if (hit < 0)
-            goto done;
-    }
-    if (!hit && tb) {
+    int hit = ta ? PySet_Contains(tracked, SLOT(a, OFF_ID)) : 0;
+    if (hit == 0 && tb)
         hit = PySet_Contains(tracked, SLOT(b, OFF_ID));
-        if (hit < 0)
-            goto done;
-    }
-    if (!hit) {
-        result = 0;
+    if (hit <= 0) {
+        result = hit;
         goto done;
     }
-    PyObject *oval = SLOT(out, OFF_VALUE);
-    int k = array_kind(oval, NULL);
-    if (k < 0)
-        goto done;
-    if (k != 'f') {
-        result = 0;
-        goto done;
-    }
-    entries = PyObject_GetAttr(tape, S_entries);
-    if (entries == NULL || !PyList_Check(entries))
-        goto done;
-    PyObject *oid = SLOT(out, OFF_ID);
-    if (PySet_Add(tracked, oid) < 0)
-        goto done;
-    zero = PyLong_FromLong(0);
+    PyObject *zero = PyLong_FromLong(0);
     if (zero == NULL)
         goto done;
-    ia = ta ? SLOT(a, OFF_ID) : zero;
-    ib = tb ? SLOT(b, OFF_ID) : zero;
-    PyObject *in_ids = PyTuple_Pack(2, ia, ib);
-    PyObject *out_ids = tuple1(oid);
+    PyObject *in_ids = PyTuple_Pack(2, ta ? SLOT(a, OFF_ID) : zero, tb ? SLOT(b, OFF_ID) : zero);
+    Py_DECREF(zero);
     PyObject *saved, *vals, *shapes;
     if (f->save_in) {
         saved = PyTuple_Pack(2, a, b);
@@ -448,33 +441,21 @@ record_binary(OpFlags *f, PyObject *a, PyObject *b, PyObject *out, PyObject *av,
     else {
         saved = Py_NewRef(Py_None);
         vals = Py_NewRef(Py_None);
+        shapes = Py_NewRef(Py_None);
         if (f->broadcasts) {
             PyObject *sa = ta ? PyObject_GetAttr(av, S_shape) : Py_NewRef(Py_None);
             PyObject *sb = tb ? PyObject_GetAttr(bv, S_shape) : Py_NewRef(Py_None);
-            shapes = (sa && sb) ? PyTuple_Pack(2, sa, sb) : NULL;
+            Py_SETREF(shapes, (sa && sb) ? PyTuple_Pack(2, sa, sb) : NULL);
             Py_XDECREF(sa);
             Py_XDECREF(sb);
         }
-        else
-            shapes = Py_NewRef(Py_None);
     }
-    PyObject *outs = f->save_out ? tuple1(out) : Py_NewRef(Py_None);
-    if (in_ids && out_ids && saved && vals && shapes && outs)
-        entry = PyTuple_Pack(9, f->op, Py_None, in_ids, saved, shapes, out_ids, outs,
-                             SLOT(out, OFF_DEVICE), vals);
+    result = append_entry(tape, tracked, f, Py_None, in_ids, saved, shapes, out, vals);
     Py_XDECREF(in_ids);
-    Py_XDECREF(out_ids);
     Py_XDECREF(saved);
     Py_XDECREF(vals);
     Py_XDECREF(shapes);
-    Py_XDECREF(outs);
-    if (entry == NULL)
-        goto done;
-    result = PyList_Append(entries, entry);
 done:
-    Py_XDECREF(zero);
-    Py_XDECREF(entry);
-    Py_XDECREF(entries);
     Py_XDECREF(tracked);
     Py_DECREF(tape);
     return result;
@@ -535,9 +516,8 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(tracked);
         Py_RETURN_FALSE;
     }
-    PyObject *ret = NULL, *entries = NULL, *entry = NULL;
-    PyObject *in_ids = NULL, *saved = NULL, *shapes = NULL, *vtuple = NULL, *out_ids = NULL,
-             *outs = NULL, *zero = NULL;
+    PyObject *ret = NULL;
+    PyObject *in_ids = NULL, *saved = NULL, *shapes = NULL, *vtuple = NULL, *zero = NULL;
     int hit = 0, has_var = 0, watch_checked = 0, watch_accessed = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(targs, i);
@@ -587,13 +567,6 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
             hit = 1;
     }
     if (!hit || f.nondiff) {   /* (variables read by a nondiff op are still watched) */
-        ret = Py_NewRef(Py_True);
-        goto done;
-    }
-    int kind = array_kind(SLOT(result, OFF_VALUE), NULL);
-    if (kind < 0)
-        goto done;
-    if (kind != 'f') {
         ret = Py_NewRef(Py_True);
         goto done;
     }
@@ -651,33 +624,15 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         else
             shapes = Py_NewRef(Py_None);
     }
-    if (vtuple == NULL)
-        goto done;
-    PyObject *oid = SLOT(result, OFF_ID);
-    out_ids = PyTuple_Pack(1, oid);
-    outs = f.save_out ? PyTuple_Pack(1, result) : Py_NewRef(Py_None);
-    if (out_ids == NULL || outs == NULL)
-        goto done;
-    entry = PyTuple_Pack(9, op, attrs, in_ids, saved, shapes, out_ids, outs,
-                         SLOT(result, OFF_DEVICE), vtuple);
-    if (entry == NULL)
-        goto done;
-    entries = PyObject_GetAttr(tape, S_entries);
-    if (entries == NULL)
-        goto done;
-    if (PySet_Add(tracked, oid) < 0 || PyList_Append(entries, entry) < 0)
+    if (append_entry(tape, tracked, &f, attrs, in_ids, saved, shapes, result, vtuple) < 0)
         goto done;
     ret = Py_NewRef(Py_True);
 done:
     Py_XDECREF(tracked);
-    Py_XDECREF(entries);
-    Py_XDECREF(entry);
     Py_XDECREF(in_ids);
     Py_XDECREF(saved);
     Py_XDECREF(shapes);
     Py_XDECREF(vtuple);
-    Py_XDECREF(out_ids);
-    Py_XDECREF(outs);
     Py_XDECREF(zero);
     return ret;
 }
