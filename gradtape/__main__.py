@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 
@@ -13,6 +14,14 @@ def _info(args) -> int:
     print(f"gradtape {gt.__version__}")
     print(f"python   {platform.python_version()} ({sys.executable})")
     print(f"numpy    {np.__version__}")
+    from .tensor import _speedups
+    if _speedups is not None:
+        print("C hot paths: on (gradtape._speedups)")
+    elif os.environ.get("GRADTAPE_PURE_PYTHON", "").strip() not in ("", "0"):
+        print("C hot paths: off (GRADTAPE_PURE_PYTHON is set)")
+    else:
+        print("C hot paths: off (gradtape._speedups was not built: no C compiler at install "
+              "time; reinstall with one to build it)")
     try:
         import cupy
         print(f"cupy     {cupy.__version__}")

@@ -190,3 +190,22 @@ def test_core_suite_passes_without_the_c_module():
                        capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=900)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     assert " passed" in p.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_info_says_whether_the_c_hot_paths_are_on(pure):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), GRADTAPE_DEVICE="cpu")
+    env.pop("GRADTAPE_PURE_PYTHON", None)
+    if pure:
+        env["GRADTAPE_PURE_PYTHON"] = "1"
+    p = subprocess.run([sys.executable, "-m", "gradtape", "info"], capture_output=True,
+                       text=True, env=env, cwd=str(ROOT), timeout=120)
+    assert p.returncode == 0, p.stderr
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("C hot paths:")]
+    assert len(line) == 1
+    if pure:
+        assert line[0] == "C hot paths: off (GRADTAPE_PURE_PYTHON is set)"
+    elif _speedups is not None:
+        assert line[0] == "C hot paths: on (gradtape._speedups)"
+    else:
+        assert "was not built" in line[0]
