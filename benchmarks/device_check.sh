@@ -56,6 +56,16 @@ if ! "$PY" -c "import gradtape" >> "$LOG" 2>&1; then
     fi
 fi
 
+# 2b. The optional C module (per-op hot paths): build it in place when it is missing and a C
+# compiler is there; without it gradtape runs the same code in Python.
+if ! "$PY" -c "import gradtape._speedups" > /dev/null 2>&1; then
+    if timeout 300 "$PY" setup.py -q build_ext --inplace >> "$LOG" 2>&1; then
+        log "built gradtape._speedups in place"
+    else
+        log "could not build gradtape._speedups (no C compiler or Python headers?): the Python hot paths run instead"
+    fi
+fi
+
 # 3. CuPy must see the GPU.
 if ! timeout 180 "$PY" - >> "$LOG" 2>&1 <<'PYEOF'
 import sys

@@ -522,7 +522,8 @@ class Optimizer:
                 p = v._value
                 slot_arrays = {k: s._value for k, s in slots.items()}
                 scalar = p.ndim == 0
-                if dev.fused_updates and not scalar and self._fusable():
+                if dev.fused_updates and not scalar and p.dtype.itemsize >= 4 and \
+                        self._fusable():   # (the kernels take float32 and float64)
                     # one kernel per variable updates a copy of it and its slots in place
                     # (the copy: values that tapes saved keep the old buffer)
                     new = dev.xp.copy(p)
