@@ -19,6 +19,7 @@ The learning rate may be a Python float, a schedule from :mod:`gt.optimizers.sch
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import sys
@@ -505,6 +506,8 @@ class Optimizer:
         it = self._iterations
         with it._device.activate():
             next_it = it._value + 1   # the count after this step (fused kernels read it)
+        schedule = isinstance(self._learning_rate, LearningRateSchedule)
+        fusable = self._fusable()
         for g, v in zip(grads, (v for _, v in live)):
             dev = v._device
             # On a device, the count comes from the iterations Variable's buffer (no host
@@ -512,18 +515,18 @@ class Optimizer:
             on_device = not dev.host_visible and it._device is dev
             v_step = it._value if on_device else step
             v_lr = lr
-            if on_device and isinstance(self._learning_rate, LearningRateSchedule):
+            if on_device and schedule:
                 lr_dev = self._learning_rate.value_on(dev.xp, it._value)
                 if lr_dev is not None:
                     v_lr = Tensor(lr_dev, dev)
             slots = self._slots_for(v)
-            lr_v = self._lr_on(v_lr, v)
-            with dev.activate():
+            lr_v = v_lr if type(v_lr) is float else self._lr_on(v_lr, v)
+            with dev.activate() if dev.needs_switch else _NO_SWITCH:
                 p = v._value
                 slot_arrays = {k: s._value for k, s in slots.items()}
                 scalar = p.ndim == 0
-                if dev.fused_updates and not scalar and p.dtype.itemsize >= 4 and \
-                        self._fusable():   # (the kernels take float32 and float64)
+                if fusable and dev.fused_updates and not scalar and p.dtype.itemsize >= 4:
+                    # (the kernels take float32 and float64)
                     # one kernel per variable updates a copy of it and its slots in place
                     # (the copy: values that tapes saved keep the old buffer)
                     new = dev.xp.copy(p)
@@ -624,6 +627,9 @@ class Optimizer:
 
 def _wrap(array, like):
     return Tensor(array, like._device)
+
+
+_NO_SWITCH = contextlib.nullcontext()   # (reusable: it keeps no state)
 
 
 def _check_variable(v, cls):
