@@ -25,6 +25,7 @@
 
 static PyTypeObject *Tensor_T = NULL;
 static PyTypeObject *Variable_T = NULL;   /* read like a Tensor; recorded by the Python path */
+static PyTypeObject *Op_T = NULL, *TState_T = NULL;   /* registry.Op, registry._ThreadState */
 
 static int
 ready(void)
@@ -36,13 +37,6 @@ ready(void)
     return 1;
 }
 
-/* 1 for a plain Tensor, 2 for a Variable (exact types), 0 otherwise */
-static inline int
-tensor_kind(PyObject *o)
-{
-    PyTypeObject *t = Py_TYPE(o);
-    return t == Tensor_T ? 1 : (t == Variable_T && t != NULL) ? 2 : 0;
-}
 static Py_ssize_t OFF_VALUE = -1, OFF_DEVICE = -1, OFF_ID = -1;
 static PyObject *STATE = NULL;
 static Py_ssize_t OFF_ACTIVE = -1, OFF_CHECKNUM = -1;
@@ -52,6 +46,20 @@ static Py_ssize_t OFF_OP_VJP = -1, OFF_OP_MULTI = -1, OFF_OP_BROADCASTS = -1;
 static Py_ssize_t OFF_OP_NONDIFF = -1, OFF_OP_SAVE_IN = -1, OFF_OP_SAVE_OUT = -1;
 static PyObject *SLOW_PATH = NULL; /* registry._slow_path(op, args, result, attrs, vals) */
 static long long ID_COUNTER = 0;
+
+/* 1 for a plain Tensor, 2 for a Variable (exact types), 0 otherwise */
+static inline int
+tensor_kind(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    int k = t == Tensor_T ? 1 : (t == Variable_T && t != NULL) ? 2 : 0;
+    /* a tensor made without __init__ and never completed goes to the Python code, which
+     * raises AttributeError for the missing slot */
+    if (k && (SLOT(o, OFF_ID) == NULL || SLOT(o, OFF_VALUE) == NULL ||
+              SLOT(o, OFF_DEVICE) == NULL))
+        return 0;
+    return k;
+}
 
 static PyObject *S_dtype, *S_kind, *S_xp, *S_needs_switch, *S_state, *S_tracked, *S_entries,
     *S_shape;
@@ -243,6 +251,10 @@ typedef struct {
 static int
 read_op_flags(PyObject *op, OpFlags *f)
 {
+    if (!PyObject_TypeCheck(op, Op_T)) {
+        PyErr_Format(PyExc_TypeError, "_speedups: expected a registry.Op, got %R", op);
+        return -1;
+    }
     PyObject *vals[5];
     Py_ssize_t offs[5] = {OFF_OP_NONDIFF, OFF_OP_MULTI, OFF_OP_SAVE_IN, OFF_OP_SAVE_OUT,
                           OFF_OP_BROADCASTS};
@@ -266,6 +278,10 @@ thread_state(void)
     PyObject *st = PyObject_GetAttr(TLS, S_state);
     if (st == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
         PyErr_Clear();
+    else if (st != NULL && !PyObject_TypeCheck(st, TState_T)) {
+        PyErr_Format(PyExc_TypeError, "_speedups: the thread state is %R", st);
+        Py_CLEAR(st);
+    }
     return st;
 }
 
@@ -327,18 +343,20 @@ static int
 append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyObject *in_ids,
              PyObject *saved, PyObject *shapes, PyObject *out, PyObject *vals)
 {
+    if (in_ids == NULL || saved == NULL || shapes == NULL || vals == NULL)
+        return -1;   /* (the failed build set the error) */
     int k = array_kind(SLOT(out, OFF_VALUE), NULL);
     if (k != 'f')
         return k < 0 ? -1 : 0;
-    if (in_ids == NULL || saved == NULL || shapes == NULL || vals == NULL)
-        return -1;
     PyObject *oid = SLOT(out, OFF_ID);
     PyObject *out_ids = PyTuple_Pack(1, oid);
     PyObject *outs = f->save_out ? PyTuple_Pack(1, out) : Py_NewRef(Py_None);
     PyObject *entries = PyObject_GetAttr(tape, S_entries);
     PyObject *entry = NULL;
     int rc = -1;
-    if (out_ids != NULL && outs != NULL && entries != NULL && PyList_Check(entries)) {
+    if (entries != NULL && !PyList_Check(entries))
+        PyErr_SetString(PyExc_TypeError, "_speedups: tape._entries is not a list");
+    else if (out_ids != NULL && outs != NULL && entries != NULL) {
         entry = PyTuple_Pack(9, f->op, attrs, in_ids, saved, shapes, out_ids, outs,
                              SLOT(out, OFF_DEVICE), vals);
         if (entry != NULL && PySet_Add(tracked, oid) == 0 && PyList_Append(entries, entry) == 0)
@@ -679,20 +697,30 @@ unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         if (k != 'f')
             goto fallback;
     }
-    PyObject *r = PyObject_Vectorcall(self->cache.func, &v, 1, NULL);
+    /* The value and device are borrowed from x's slots: another thread may assign a
+     * Variable while the array call runs without the GIL, so hold them (and the cached
+     * function, which a refresh from another thread may drop) until recorded. */
+    Py_INCREF(v);
+    Py_INCREF(dev);
+    PyObject *func = Py_NewRef(self->cache.func);
+    PyObject *r = PyObject_Vectorcall(func, &v, 1, NULL);
+    Py_DECREF(func);
+    PyObject *out = NULL;
+    if (r != NULL) {
+        out = wrap_value(r, dev);
+        if (out != NULL) {
+            int active = state_active();
+            if (active && (active < 0 || record_unary(&self->flags, x, out, v, kx == 1) < 0))
+                Py_CLEAR(out);
+        }
+    }
+    Py_DECREF(v);
+    Py_DECREF(dev);
     if (r == NULL) {
         if (recoverable())
             goto fallback;
         return NULL;
     }
-    Py_INCREF(x);   /* x and v stay alive while recording, whatever the callee does */
-    PyObject *out = wrap_value(r, dev);
-    if (out != NULL) {
-        int active = state_active();
-        if (active && (active < 0 || record_unary(&self->flags, x, out, v, kx == 1) < 0))
-            Py_CLEAR(out);
-    }
-    Py_DECREF(x);
     return out;
 fallback:
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
@@ -771,19 +799,26 @@ binary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         return NULL;
     if (!self->cache.ok)
         goto fallback;
+    /* (held across the call and the recording, as in unary_call) */
+    Py_INCREF(av);
+    Py_INCREF(bv);
+    Py_INCREF(dev);
     PyObject *r = self->nb(av, bv);
+    PyObject *out = NULL;
+    if (r != NULL) {
+        out = wrap_value(r, dev);
+        if (out != NULL) {
+            int active = state_active();
+            if (active && (active < 0 ||
+                           record_binary(&self->flags, a, b, out, av, bv, plain) < 0))
+                Py_CLEAR(out);
+        }
+    }
+    Py_DECREF(av);
+    Py_DECREF(bv);
+    Py_DECREF(dev);
     if (r == NULL)
         goto error;
-    Py_INCREF(a);
-    Py_INCREF(b);
-    PyObject *out = wrap_value(r, dev);
-    if (out != NULL) {
-        int active = state_active();
-        if (active && (active < 0 || record_binary(&self->flags, a, b, out, av, bv, plain) < 0))
-            Py_CLEAR(out);
-    }
-    Py_DECREF(a);
-    Py_DECREF(b);
     return out;
 error:
     if (!recoverable())
@@ -1038,8 +1073,14 @@ mod_sweep(PyObject *m, PyObject *args)
             Py_XSETREF(last_dev, Py_NewRef(dev));
         }
         Py_ssize_t n_in = PyTuple_Check(in_ids) ? PyTuple_GET_SIZE(in_ids) : -1;
-        PyObject *vjp = SLOT(op, OFF_OP_VJP), *multi = SLOT(op, OFF_OP_MULTI);
+        int is_op = PyObject_TypeCheck(op, Op_T);
+        PyObject *vjp = is_op ? SLOT(op, OFF_OP_VJP) : NULL;
+        PyObject *multi = is_op ? SLOT(op, OFF_OP_MULTI) : NULL;
         int fast = n_in >= 1 && n_in <= 2 && vjp != NULL && vjp != Py_None &&
+                   (attrs == Py_None || PyDict_Check(attrs)) &&
+                   (outs == Py_None || (PyTuple_Check(outs) && PyTuple_GET_SIZE(outs) >= 1 &&
+                                        PyObject_TypeCheck(PyTuple_GET_ITEM(outs, 0), Tensor_T) &&
+                                        SLOT(PyTuple_GET_ITEM(outs, 0), OFF_VALUE) != NULL)) &&
                    multi == Py_False && PyTuple_Check(out_ids) &&
                    PyTuple_GET_SIZE(out_ids) == 1 &&
                    (vals == Py_None || ((PyTuple_Check(vals) || PyList_Check(vals)) &&
@@ -1054,30 +1095,22 @@ mod_sweep(PyObject *m, PyObject *args)
         }
         PyObject *oid = PyTuple_GET_ITEM(out_ids, 0);
         PyObject *g = PyDict_GetItemWithError(grads, oid);
-        if (g == NULL) {
+        if (g == NULL || g == Py_None) {
+            /* no cotangent: skip (a None one is popped, as the Python loop does) */
+            int err = g == NULL ? PyErr_Occurred() != NULL : PyDict_DelItem(grads, oid) < 0;
             Py_DECREF(e);
-            if (PyErr_Occurred())
+            if (err)
                 goto done;
             continue;
         }
         Py_INCREF(g);
-        int kept = PySet_Contains(keep, oid);
+        int kept = PySet_Contains(keep, oid);   /* popped unless kept */
         if (kept < 0 || (!kept && PyDict_DelItem(grads, oid) < 0)) {
             Py_DECREF(g);
             Py_DECREF(e);
             goto done;
         }
-        PyObject *ans = Py_None;
-        if (outs != Py_None) {
-            if (!PyTuple_Check(outs) || PyTuple_GET_SIZE(outs) < 1 ||
-                    SLOT(PyTuple_GET_ITEM(outs, 0), OFF_VALUE) == NULL) {
-                PyErr_SetString(PyExc_TypeError, "sweep: malformed saved outputs");
-                Py_DECREF(g);
-                Py_DECREF(e);
-                goto done;
-            }
-            ans = SLOT(PyTuple_GET_ITEM(outs, 0), OFF_VALUE);
-        }
+        PyObject *ans = outs == Py_None ? Py_None : SLOT(PyTuple_GET_ITEM(outs, 0), OFF_VALUE);
         int need[2] = {1, 0};
         if (n_in == 2) {
             for (int k = 0; k < 2; k++) {
@@ -1118,8 +1151,8 @@ mod_sweep(PyObject *m, PyObject *args)
             goto done;
         }
         PyObject *bc = SLOT(op, OFF_OP_BROADCASTS);
-        int broadcasts = bc != NULL && PyObject_IsTrue(bc) == 1;
-        int failed = 0;
+        int broadcasts = bc == NULL ? 0 : PyObject_IsTrue(bc);
+        int failed = broadcasts < 0;
         for (Py_ssize_t k = 0; k < n_in && !failed; k++) {
             PyObject *gi = PySequence_Fast_GET_ITEM(gs, k);
             if (gi == Py_None || !need[k])
@@ -1213,6 +1246,8 @@ mod_setup(PyObject *m, PyObject *args)
         return NULL;
     Py_XSETREF(Tensor_T, (PyTypeObject *)Py_NewRef(tensor));
     Py_XSETREF(Variable_T, (PyTypeObject *)Py_NewRef(variable));
+    Py_XSETREF(Op_T, (PyTypeObject *)Py_NewRef(op_type));
+    Py_XSETREF(TState_T, (PyTypeObject *)Py_NewRef(tstate_type));
     OFF_VALUE = v; OFF_DEVICE = d; OFF_ID = i;
     Py_XSETREF(STATE, Py_NewRef(state));
     OFF_ACTIVE = a; OFF_CHECKNUM = c;

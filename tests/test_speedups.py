@@ -209,3 +209,50 @@ def test_info_says_whether_the_c_hot_paths_are_on(pure):
         assert line[0] == "C hot paths: on (gradtape._speedups)"
     else:
         assert "was not built" in line[0]
+
+
+def test_ops_on_a_variable_assigned_by_another_thread_stay_valid():
+    """The fast paths hold the arrays they read from a tensor's slots: a Variable assigned
+    by another thread while an op on it runs (NumPy releases the GIL on big arrays) and is
+    recorded leaves every saved value alive and consistent."""
+    import threading
+    import time
+    v = gt.Variable(np.ones(1 << 19, np.float32))
+    stop = threading.Event()
+
+    def assigner():
+        while not stop.is_set():
+            v.assign(np.full(1 << 19, 0.5, np.float32))
+            v.assign(np.ones(1 << 19, np.float32))
+    th = threading.Thread(target=assigner)
+    th.start()
+    try:
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            with gt.GradientTape() as tape:
+                a = gt.sin(v)
+                b = v * 2.0
+            for e in tape._entries:
+                for saved in (e[3] or ()) + (e[8] or ()):
+                    value = saved._value if isinstance(saved, gt.Tensor) else saved
+                    if hasattr(value, "shape"):
+                        assert value.shape == (1 << 19,)
+                        assert float(value[0]) in (0.5, 1.0)
+            assert min(abs(float(a.numpy()[0]) - np.sin(c)) for c in (0.5, 1.0)) < 1e-6
+            assert float(b.numpy()[0]) in (1.0, 2.0)
+    finally:
+        stop.set()
+        th.join()
+
+
+def test_a_tensor_without_its_slots_raises_instead_of_crashing():
+    x = gt.constant([1.0, 2.0])
+    t = gt.Tensor.__new__(gt.Tensor)
+    t._value = x._value
+    t._device = x._device            # no _id
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(AttributeError, match="_id"):
+            gt.sin(t)
+        with pytest.raises(AttributeError, match="_id"):
+            t * x
