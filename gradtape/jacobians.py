@@ -10,6 +10,7 @@ along the first axis, so it needs one sweep row per output element of one exampl
 """
 from __future__ import annotations
 
+from math import prod as _prod
 import warnings
 
 import numpy as np
@@ -366,7 +367,7 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
         dev = target._device
         tv = target._value
         tshape = tuple(tv.shape)
-        n = int(np.prod(tshape)) if tshape else 1
+        n = _prod(tshape) if tshape else 1
         float_sources = [s for s in flat_sources if s._value.dtype.kind == "f"]
         ids = list(dict.fromkeys(s._id for s in float_sources))
         shapes = {s._id: tuple(s._value.shape) for s in float_sources}
@@ -376,7 +377,7 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
             rows = None
             seeds = _Seeds(dev.xp, n, tshape, tv.dtype)
             if experimental_use_pfor and n > 1:
-                chunk = _chunk_size(n, [n] + [int(np.prod(s)) for s in shapes.values()],
+                chunk = _chunk_size(n, [n] + [_prod(s) for s in shapes.values()],
                                     chunk_limit)
                 try:
                     entries = batched_entries(tape._entries, ids)
@@ -430,7 +431,7 @@ def tape_batch_jacobian(tape, target, source, unconnected_gradients, parallel_it
     tape._begin_use("batch_jacobian")
     try:
         b = ts[0]
-        per = int(np.prod(ts[1:]))
+        per = _prod(ts[1:])
         differentiable = tape._differentiable_now()
         dev = target._device
         xp = dev.xp
@@ -442,7 +443,7 @@ def tape_batch_jacobian(tape, target, source, unconnected_gradients, parallel_it
             seeds = _BatchSeeds(xp, b, per, ts[1:], target._value.dtype)
             vectorised = False
             if experimental_use_pfor and per > 1:
-                chunk = _chunk_size(per, [int(np.prod(ts)), int(np.prod(ss))], chunk_limit)
+                chunk = _chunk_size(per, [_prod(ts), _prod(ss)], chunk_limit)
                 try:
                     entries = batched_entries(tape._entries, [sid])
                     blocks = _vectorised_rows(entries, target._id, seeds, per, [sid],

@@ -19,6 +19,7 @@ an error naming the layer and the expected and given shapes, and changes nothing
 """
 from __future__ import annotations
 
+from math import prod as _prod
 import inspect
 import threading
 
@@ -768,9 +769,9 @@ class Reshape(Layer):
 
     def call(self, inputs):
         shape = tuple(inputs._value.shape)
-        per_example = int(np.prod(shape[1:]))
+        per_example = _prod(shape[1:])
         target = self.target_shape
-        known = int(np.prod([s for s in target if s != -1]))
+        known = _prod([s for s in target if s != -1])
         ok = (per_example == known) if -1 not in target else (known and per_example % known == 0)
         if not ok or target.count(-1) > 1:
             raise ValueError(f"Reshape layer '{self.name}': cannot reshape examples of shape "

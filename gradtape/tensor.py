@@ -1,6 +1,7 @@
 """Tensor (immutable, device-resident) and Variable (mutable, trainable)."""
 from __future__ import annotations
 
+from math import prod as _prod
 import itertools
 import os
 import weakref
@@ -496,7 +497,7 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         shape = tuple(int(s) for s in shape)
         if arr.size == 1:
             arr = device.xp.broadcast_to(arr.reshape(()), shape).copy()
-        elif int(np.prod(shape)) == arr.size:
+        elif _prod(shape) == arr.size:
             arr = arr.reshape(shape)
         else:
             raise ValueError(f"constant: value of shape {tuple(arr.shape)} cannot be given "

@@ -16,6 +16,8 @@ Public functions: :func:`fused_bias_act`, :func:`fused_log_softmax`,
 """
 from __future__ import annotations
 
+from math import prod as _prod
+
 import numpy as np
 
 from ..backend import kernels as K
@@ -285,7 +287,7 @@ def _flatten_rows(opname, logits):
         raise ValueError(f"{opname}: logits must have a class axis, got a scalar")
     if len(shape) == 2:
         return logits, shape[:-1]
-    return reshape(logits, (int(np.prod(shape[:-1])), shape[-1])), shape[:-1]
+    return reshape(logits, (_prod(shape[:-1]), shape[-1])), shape[:-1]
 
 
 def _unflatten(t, lead):

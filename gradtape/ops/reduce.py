@@ -1,6 +1,8 @@
 """Reductions with ``axis`` and ``keepdims``, and their rules."""
 from __future__ import annotations
 
+from math import prod as _size_of
+
 import numpy as np
 
 from ..registry import apply1, defop
@@ -50,8 +52,8 @@ def _mean_fwd(xp, x, axis, keepdims, in_shape):
 
 def _count(in_shape, axis):
     if axis is None:
-        return int(np.prod(in_shape)) if in_shape else 1
-    return int(np.prod([in_shape[a] for a in axis])) if axis else 1
+        return _size_of(in_shape) if in_shape else 1
+    return _size_of([in_shape[a] for a in axis]) if axis else 1
 
 
 def _mean_vjp(ops, needs, g, ans, x, axis, keepdims, in_shape):
