@@ -80,6 +80,17 @@ defop("sum_to_batched", _sum_to_batched_fwd, _sum_to_batched_vjp, save_output=Fa
 
 
 def _broadcast_to_fwd(xp, x, shape):
+    if xp is np and type(x) is np.ndarray and x.flags.c_contiguous and len(shape) >= x.ndim:
+        # np.broadcast_to's read-only zero-stride view, built without its Python layer
+        lead = len(shape) - x.ndim
+        strides = [0] * lead
+        for d, n, st in zip(shape[lead:], x.shape, x.strides):
+            if n != d and n != 1:
+                return xp.broadcast_to(x, shape)   # (raises NumPy's error)
+            strides.append(st if n == d and n != 1 else 0)
+        out = np.ndarray(tuple(shape), x.dtype, x, 0, tuple(strides))
+        out.flags.writeable = False
+        return out
     return xp.broadcast_to(x, shape)
 
 
