@@ -266,8 +266,7 @@ read_op_flags(PyObject *op, OpFlags *f)
             return -1;
         *dst[i] = b;
     }
-    Py_INCREF(op);
-    f->op = op;
+    f->op = op;   /* borrowed: an OpFunction takes its own reference */
     return 0;
 }
 
@@ -515,10 +514,8 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     if (vals != Py_None && !PyTuple_Check(vals) && !PyList_Check(vals))
         Py_RETURN_FALSE;
     OpFlags f;
-    if (read_op_flags(op, &f) < 0)
+    if (read_op_flags(op, &f) < 0)   /* (f.op borrowed from the caller) */
         return NULL;
-    Py_DECREF(f.op);   /* op is borrowed from the caller for the whole call */
-    f.op = op;
     if (f.multi)
         Py_RETURN_FALSE;
     Py_ssize_t n = PyTuple_GET_SIZE(targs);
@@ -926,6 +923,7 @@ opfn_new(PyObject *op, PyObject *fallback, int float_only)
         Py_DECREF(f);
         return NULL;
     }
+    Py_INCREF(op);
     return f;
 }
 

@@ -12,17 +12,17 @@ def is_nested(x) -> bool:
 
 def flatten(structure) -> list:
     """Leaves in order; dicts are walked in sorted key order, as TensorFlow does."""
-    ts = type(structure)
-    if ts is list or ts is tuple:
-        # the common case: a flat list or tuple of leaves
-        for v in structure:
-            if isinstance(v, (list, tuple, dict)):
-                break
-        else:
-            return list(structure)
+    if _is_flat(structure):
+        return list(structure)   # the common case: a flat list or tuple of leaves
     out = []
     _flatten(structure, out)
     return out
+
+
+def _is_flat(s) -> bool:
+    """A plain list or tuple (not a namedtuple) holding no nested structure."""
+    t = type(s)
+    return (t is list or t is tuple) and not any(isinstance(v, (list, tuple, dict)) for v in s)
 
 
 def _flatten(s, out):
@@ -45,13 +45,8 @@ def _sorted_keys(d):
 
 def pack_sequence_as(structure, flat):
     """Rebuild ``structure`` with the leaves of ``flat`` (in :func:`flatten` order)."""
-    ts = type(structure)
-    if (ts is list or ts is tuple) and len(structure) == len(flat):
-        for v in structure:
-            if isinstance(v, (list, tuple, dict)):
-                break
-        else:
-            return list(flat) if ts is list else tuple(flat)
+    if _is_flat(structure) and len(structure) == len(flat):
+        return list(flat) if type(structure) is list else tuple(flat)
     it = iter(flat)
     result = _pack(structure, it)
     return result

@@ -768,7 +768,8 @@ class Adam(Optimizer):
 
     def _fusable(self):
         # the kernel decays the weights as the base class does (p -= p * weight_decay * lr)
-        return not self.amsgrad and type(self)._update in (Adam._update,)
+        # (a subclass with its own _update is not what the kernel computes)
+        return not self.amsgrad and type(self)._update is Adam._update
 
     def _fused_update(self, xp, p, g, slots, lr, t):
         _kernels.adam_update(xp, p, g, slots["m"], slots["v"], lr, t, self.beta_1,
