@@ -88,11 +88,119 @@ new_id(void)
     return PyLong_FromLongLong(++ID_COUNTER);
 }
 
+/* --- Tensor allocation -------------------------------------------------------------------
+ *
+ * A Tensor is a small heap-type object made and dropped once per op, and CPython's generic
+ * path for that (PyType_GenericAlloc, then subtype_dealloc, which walks the class for
+ * finalizers, slots and dicts) costs more than the rest of an op on a small array. setup()
+ * therefore installs tensor_dealloc as Tensor's tp_dealloc, when the class has the layout it
+ * expects (only object slots and __weakref__, no finalizer, no dict, object as its base):
+ * it clears exactly Tensor's slots and keeps up to FREE_MAX freed plain Tensors for
+ * wrap_value to reuse. Subclasses (Variable, users' classes) keep CPython's subtype_dealloc,
+ * which clears their own slots and then calls this as the base class's deallocator, as it
+ * would call object's. */
+#define MAX_TENSOR_SLOTS 8
+#define FREE_MAX 64
+static Py_ssize_t TENSOR_SLOT_OFFS[MAX_TENSOR_SLOTS];
+static int N_TENSOR_SLOTS = 0;
+static int DEALLOC_INSTALLED = 0;
+static PyObject *FREE_TENSORS[FREE_MAX];
+static int N_FREE = 0;
+
+static void
+tensor_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_TRASHCAN_BEGIN(self, tensor_dealloc)
+    PyObject **weaklist = (PyObject **)((char *)self + Tensor_T->tp_weaklistoffset);
+    if (*weaklist != NULL)
+        PyObject_ClearWeakRefs(self);
+    for (int i = 0; i < N_TENSOR_SLOTS; i++)
+        Py_CLEAR(SLOT(self, TENSOR_SLOT_OFFS[i]));
+    if (tp == Tensor_T && N_FREE < FREE_MAX) {
+        /* kept whole, with its reference to the class, for wrap_value */
+        FREE_TENSORS[N_FREE++] = self;
+    }
+    else {
+        tp->tp_free(self);
+        Py_DECREF(tp);
+    }
+    Py_TRASHCAN_END
+}
+
+/* Whether Tensor's layout is the one tensor_dealloc knows; fills TENSOR_SLOT_OFFS. */
+static int
+getenv_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+static int
+tensor_layout_ok(PyTypeObject *tp, PyTypeObject *sub)
+{
+    unsigned long need = Py_TPFLAGS_HEAPTYPE | Py_TPFLAGS_HAVE_GC;
+    if ((tp->tp_flags & need) != need || tp->tp_base != &PyBaseObject_Type ||
+            tp->tp_dealloc != sub->tp_dealloc ||   /* both CPython's subtype_dealloc */
+            tp->tp_finalize != NULL || tp->tp_del != NULL || tp->tp_dictoffset != 0 ||
+            tp->tp_weaklistoffset <= 0 || tp->tp_itemsize != 0 ||
+            tp->tp_free != PyObject_GC_Del)
+        return 0;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+    if (tp->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+        return 0;
+#endif
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+    if (tp->tp_flags & Py_TPFLAGS_MANAGED_WEAKREF)
+        return 0;
+#endif
+    /* the class's own member descriptors: every slot must be an object slot */
+    PyObject *dict = tp->tp_dict, *key, *value;
+    Py_ssize_t pos = 0;
+    int n = 0;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (Py_TYPE(value) != &PyMemberDescr_Type ||
+                ((PyDescrObject *)value)->d_type != tp)
+            continue;
+        PyMemberDef *def = ((PyMemberDescrObject *)value)->d_member;
+        if (def->type != T_OBJECT_EX || (def->flags & READONLY) || n == MAX_TENSOR_SLOTS)
+            return 0;
+        TENSOR_SLOT_OFFS[n++] = def->offset;
+    }
+    /* the object header, the slots and the weak reference list, nothing else */
+    if (tp->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + (n + 1) * sizeof(PyObject *)))
+        return 0;
+    N_TENSOR_SLOTS = n;
+    return 1;
+}
+
 /* A Tensor holding ``value`` (stolen) on ``dev`` (borrowed); NULL on error. */
 static PyObject *
 wrap_value(PyObject *value, PyObject *dev)
 {
-    PyObject *t = Tensor_T->tp_alloc(Tensor_T, 0);
+    PyObject *t;
+    if (N_FREE > 0) {
+        t = FREE_TENSORS[--N_FREE];
+#if PY_VERSION_HEX < 0x030D0000
+        _Py_NewReference(t);
+#else
+        Py_SET_REFCNT(t, 1);
+#endif
+        PyObject *id = new_id();
+        if (id == NULL) {
+            Py_DECREF(value);
+            Py_DECREF(t);   /* back to the free list, slots empty */
+            return NULL;
+        }
+        SLOT(t, OFF_VALUE) = value;
+        Py_INCREF(dev);
+        SLOT(t, OFF_DEVICE) = dev;
+        SLOT(t, OFF_ID) = id;
+        PyObject_GC_Track(t);
+        return t;
+    }
+    t = Tensor_T->tp_alloc(Tensor_T, 0);
     if (t == NULL) {
         Py_DECREF(value);
         return NULL;
@@ -186,8 +294,10 @@ static int
 state_active(void)
 {
     PyObject *a = SLOT(STATE, OFF_ACTIVE);
-    if (a == NULL)
+    if (a == NULL || a == Py_False)
         return 0;
+    if (a == Py_True)
+        return 1;
     return PyObject_IsTrue(a);
 }
 
@@ -700,7 +810,11 @@ unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     Py_INCREF(v);
     Py_INCREF(dev);
     PyObject *func = Py_NewRef(self->cache.func);
-    PyObject *r = PyObject_Vectorcall(func, &v, 1, NULL);
+    /* the array function's own vectorcall when it has one (NumPy's ufuncs do) */
+    vectorcallfunc vc = PyVectorcall_Function(func);
+    PyObject *r = vc != NULL ? vc(func, &v, 1, NULL) : PyObject_Vectorcall(func, &v, 1, NULL);
+    if (r == NULL && !PyErr_Occurred())
+        PyErr_Format(PyExc_SystemError, "%R returned NULL without setting an exception", func);
     Py_DECREF(func);
     PyObject *out = NULL;
     if (r != NULL) {
@@ -1242,6 +1356,11 @@ mod_setup(PyObject *m, PyObject *args)
                osi = slot_offset(op_type, "save_inputs"), oso = slot_offset(op_type, "save_output");
     if (PyErr_Occurred())
         return NULL;
+    if (DEALLOC_INSTALLED && (PyTypeObject *)tensor != Tensor_T) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "_speedups.setup: already bound to another Tensor class");
+        return NULL;
+    }
     Py_XSETREF(Tensor_T, (PyTypeObject *)Py_NewRef(tensor));
     Py_XSETREF(Variable_T, (PyTypeObject *)Py_NewRef(variable));
     Py_XSETREF(Op_T, (PyTypeObject *)Py_NewRef(op_type));
@@ -1254,6 +1373,12 @@ mod_setup(PyObject *m, PyObject *args)
     OFF_OP_VJP = ov; OFF_OP_MULTI = om; OFF_OP_BROADCASTS = ob; OFF_OP_NONDIFF = on;
     OFF_OP_SAVE_IN = osi; OFF_OP_SAVE_OUT = oso;
     Py_XSETREF(SLOW_PATH, Py_NewRef(slow));
+    if (!DEALLOC_INSTALLED && !getenv_flag("GRADTAPE_GENERIC_DEALLOC") &&
+            tensor_layout_ok(Tensor_T, Variable_T)) {
+        Tensor_T->tp_dealloc = tensor_dealloc;
+        PyType_Modified(Tensor_T);
+        DEALLOC_INSTALLED = 1;
+    }
     Py_RETURN_NONE;
 }
 
@@ -1296,6 +1421,12 @@ mod_use_ndarray(PyObject *m, PyObject *args)
 }
 
 static PyObject *
+mod_fast_dealloc(PyObject *m, PyObject *unused)
+{
+    return PyBool_FromLong(DEALLOC_INSTALLED);
+}
+
+static PyObject *
 mod_next_id(PyObject *m, PyObject *unused)
 {
     return new_id();
@@ -1327,6 +1458,8 @@ static PyMethodDef mod_methods[] = {
      "binary(op, fallback, pyop, float_only, reflected): the op's function with its fast path."},
     {"record", (PyCFunction)(void (*)(void))mod_record, METH_FASTCALL,
      "record(tape, op, args, result, attrs, vals): tape.record for one tape (bool: handled)."},
+    {"fast_dealloc", mod_fast_dealloc, METH_NOARGS,
+     "Whether Tensor's own deallocator (with its free list) is installed."},
     {"sweep", mod_sweep, METH_VARARGS, "The backward sweep's common case (see tape._backward)."},
     {NULL, NULL, 0, NULL},
 };

@@ -256,3 +256,90 @@ def test_a_tensor_without_its_slots_raises_instead_of_crashing():
             gt.sin(t)
         with pytest.raises(AttributeError, match="_id"):
             t * x
+
+
+# --- Tensor's own deallocator and free list ---------------------------------------------------
+
+@needs_c
+def test_tensor_deallocator_is_installed_for_the_known_layout():
+    assert _speedups.fast_dealloc() is True
+    env = dict(os.environ, PYTHONPATH=str(ROOT), GRADTAPE_GENERIC_DEALLOC="1")
+    env.pop("GRADTAPE_PURE_PYTHON", None)
+    p = subprocess.run([sys.executable, "-c", "import gradtape, gradtape._speedups as s; "
+                        "print(s.fast_dealloc())"], capture_output=True, text=True, env=env,
+                       cwd=str(ROOT), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"
+
+
+def test_freed_tensors_release_their_arrays_and_fire_weakref_callbacks():
+    import gc
+    import weakref
+    x = gt.constant(np.arange(4.0, dtype=np.float32))
+    fired = []
+    for _ in range(3):                      # the second and third come from the free list
+        y = gt.tanh(x)
+        arr = y._value
+        before = sys.getrefcount(arr)
+        ref = weakref.ref(y, lambda r: fired.append(r))
+        assert gc.is_tracked(y)
+        del y
+        assert ref() is None
+        assert sys.getrefcount(arr) == before - 1   # the tensor's reference is gone
+    assert len(fired) == 3
+
+
+def test_variables_and_subclasses_free_every_slot():
+    import gc
+    import weakref
+
+    class Marked(gt.Tensor):
+        __slots__ = ("mark",)
+        deleted = []
+
+        def __del__(self):
+            Marked.deleted.append(getattr(self, "mark", None))
+
+    value = np.arange(3.0, dtype=np.float32)
+    start = sys.getrefcount(value)
+    t = Marked(value, gt.get_device("cpu"))
+    t.mark = "m"
+    tref = weakref.ref(t)
+    assert sys.getrefcount(value) > start
+    del t
+    assert tref() is None and Marked.deleted == ["m"]
+    assert sys.getrefcount(value) == start
+
+    name = "freed_variable_name_%d" % id(value)
+    v = gt.Variable(value, name=name)
+    vref = weakref.ref(v)
+    live = len(gt.tensor.live_variables())
+    del v
+    gc.collect()
+    assert vref() is None
+    assert len(gt.tensor.live_variables()) == live - 1   # its registry weakref fired
+    assert sys.getrefcount(value) == start
+
+
+def test_many_ops_reuse_memory_and_keep_distinct_ids():
+    import tracemalloc
+    x = gt.constant(np.ones(16, np.float32))
+    ids = set()
+    kept = [gt.sin(x) for _ in range(200)]          # more than the free list holds
+    ids.update(t._id for t in kept)
+    del kept
+    kept = [gt.cos(x) for _ in range(200)]
+    ids.update(t._id for t in kept)
+    assert len(ids) == 400
+    del kept
+    tracemalloc.start()
+    try:
+        for _ in range(2000):
+            gt.tanh(x)
+        first, _ = tracemalloc.get_traced_memory()
+        for _ in range(20000):
+            gt.tanh(x)
+        second, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert second - first < 4096
