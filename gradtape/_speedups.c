@@ -264,7 +264,11 @@ typedef struct {
     Py_ssize_t *strides;
     PyObject *base;
     PyObject *descr;
+    int flags;
 } ArrayHead;
+
+#define ARRAY_OWNDATA 0x0004     /* NPY_ARRAY_OWNDATA */
+#define ARRAY_WRITEABLE 0x0400   /* NPY_ARRAY_WRITEABLE */
 
 static PyTypeObject *NDARRAY_T = NULL;
 static Py_ssize_t OFF_DESCR = -1;
@@ -1107,6 +1111,123 @@ same_shape_fast(PyObject *a, PyObject *b)
     return 1;
 }
 
+/* --- gradient rules run here ----------------------------------------------------------
+ *
+ * The sweep's rules are Python functions; for the few that every training step and chain of
+ * elementwise ops runs, the sweep does what the function does itself, with the same array
+ * operations in the same order (so the same numbers), and without its Python frame. Each is
+ * bound by the identity of the rule function (set_rule(name, function)): a rule replaced at
+ * run time goes back to being called.
+ *
+ * A cotangent that nothing else holds (the sweep's reference is its only one, and it is a
+ * NumPy array owning writeable memory) is multiplied in place in the unary rules, which
+ * saves one array of the output's size per op. */
+enum { R_NONE, R_ADD, R_SUB, R_MUL, R_NEG, R_TANH, R_RELU, R_COUNT };
+static const char *RULE_NAMES[R_COUNT] = {"", "add", "subtract", "multiply", "negative",
+                                          "tanh", "relu"};
+static PyObject *RULE_FN[R_COUNT];
+static PyObject *INT_ZERO, *INT_ONE;
+
+static inline int
+rule_code(PyObject *vjp)
+{
+    for (int c = 1; c < R_COUNT; c++)
+        if (RULE_FN[c] == vjp)
+            return c;
+    return R_NONE;
+}
+
+/* Is ``g`` (with one reference, the caller's) an array no one else can see? */
+static int
+sole_array(PyObject *g)
+{
+    if (Py_REFCNT(g) != 1 || OFF_DESCR < 0 || Py_TYPE(g) != NDARRAY_T)
+        return 0;
+    ArrayHead *a = (ArrayHead *)g;
+    return a->base == NULL &&
+           (a->flags & (ARRAY_OWNDATA | ARRAY_WRITEABLE)) == (ARRAY_OWNDATA | ARRAY_WRITEABLE);
+}
+
+/* ``g * f`` (new reference); in place in g when g is sole and f is an array of g's dtype and
+ * shape or a Python number (the result is then g's dtype and shape either way). */
+static unsigned long long N_IN_PLACE = 0;   /* (for the tests) */
+
+static PyObject *
+times(PyObject *g, PyObject *f, int sole, int bool_ok)
+{
+    if (sole && (PyFloat_CheckExact(f) || PyLong_CheckExact(f) ||
+                 (Py_TYPE(f) == NDARRAY_T && same_shape_fast(f, g) == 1 &&
+                  (SLOT(f, OFF_DESCR) == SLOT(g, OFF_DESCR) ||
+                   (bool_ok && array_kind(f, NULL) == 'b'))))) {
+        N_IN_PLACE++;
+        return PyNumber_InPlaceMultiply(g, f);
+    }
+    return PyNumber_Multiply(g, f);
+}
+
+/* The rule ``code``'s gradients as a tuple (new reference), NULL on error. ``x``, ``y`` are
+ * the saved inputs (NULL when not saved), ``ans`` the saved output (Py_None when not). */
+static PyObject *
+run_rule(int code, PyObject *g, PyObject *ans, PyObject *x, PyObject *y, const int *need,
+         int sole)
+{
+    PyObject *a = NULL, *b = NULL, *t = NULL, *u = NULL;
+    switch (code) {
+    case R_ADD:            /* (g, g) */
+        return PyTuple_Pack(2, g, g);
+    case R_SUB:            /* (g, -g if needs[1] else None) */
+        if (!need[1])
+            return PyTuple_Pack(2, g, Py_None);
+        b = PyNumber_Negative(g);
+        if (b == NULL)
+            return NULL;
+        a = PyTuple_Pack(2, g, b);
+        Py_DECREF(b);
+        return a;
+    case R_MUL:            /* (g * y if needs[0] else None, g * x if needs[1] else None) */
+        if (need[0] && need[1]) {
+            a = PyNumber_Multiply(g, y);
+            b = a ? PyNumber_Multiply(g, x) : NULL;
+        }
+        else if (need[0])
+            a = times(g, y, sole, 0);
+        else if (need[1])
+            b = times(g, x, sole, 0);
+        if ((need[0] && a == NULL) || (need[1] && b == NULL)) {
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            return NULL;
+        }
+        t = PyTuple_Pack(2, a ? a : Py_None, b ? b : Py_None);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return t;
+    case R_NEG:            /* (-g,) */
+        a = PyNumber_Negative(g);
+        break;
+    case R_TANH:           /* (g * (1 - ans * ans),) */
+        t = PyNumber_Multiply(ans, ans);
+        u = t ? PyNumber_Subtract(INT_ONE, t) : NULL;
+        a = u ? times(g, u, sole, 0) : NULL;
+        Py_XDECREF(t);
+        Py_XDECREF(u);
+        break;
+    case R_RELU:           /* (relu_grad(g, ans),) = (g * (ans > 0),) */
+        t = PyObject_RichCompare(ans, INT_ZERO, Py_GT);
+        a = t ? times(g, t, sole, 1) : NULL;
+        Py_XDECREF(t);
+        break;
+    default:
+        PyErr_SetString(PyExc_SystemError, "_speedups: unknown rule");
+        return NULL;
+    }
+    if (a == NULL)
+        return NULL;
+    t = PyTuple_Pack(1, a);
+    Py_DECREF(a);
+    return t;
+}
+
 /* grads[iid] accumulation, as tape._backward does it */
 static int
 accumulate(PyObject *grads, PyObject *owned, PyObject *iid, PyObject *gi)
@@ -1240,7 +1361,20 @@ mod_sweep(PyObject *m, PyObject *args)
             for (Py_ssize_t k = 0; k < n_in; k++)
                 stack[4 + k] = PySequence_Fast_GET_ITEM(vals, k);
         PyObject *in_grads;
-        if (attrs != Py_None && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs))
+        int has_attrs = attrs != Py_None && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs);
+        int code = has_attrs ? R_NONE : rule_code(vjp);
+        if (code == R_ADD || code == R_SUB || code == R_NEG)
+            code = n_in == (code == R_NEG ? 1 : 2) ? code : R_NONE;
+        else if (code == R_MUL)
+            code = n_in == 2 && vals != Py_None ? code : R_NONE;
+        else if (code != R_NONE)
+            code = n_in == 1 && ans != Py_None ? code : R_NONE;
+        if (code != R_NONE)
+            /* g: the sweep's reference, plus the dict's when kept */
+            in_grads = run_rule(code, g, ans, vals == Py_None ? NULL : stack[4],
+                                vals == Py_None || n_in < 2 ? NULL : stack[5], need,
+                                sole_array(g));
+        else if (has_attrs)
             in_grads = PyObject_VectorcallDict(vjp, stack, 4 + n_in, attrs);
         else
             in_grads = PyObject_Vectorcall(vjp, stack, 4 + n_in, NULL);
@@ -1409,6 +1543,26 @@ mod_use_ndarray(PyObject *m, PyObject *args)
         }
         ok = SLOT(a, off) == d;
         Py_DECREF(d);
+        /* the flags word: OWNDATA and WRITEABLE as a.flags says */
+        PyObject *fl = ok ? PyObject_GetAttrString(a, "flags") : NULL;
+        if (ok && fl == NULL) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        const char *names[2] = {"owndata", "writeable"};
+        int bits[2] = {ARRAY_OWNDATA, ARRAY_WRITEABLE};
+        for (int b = 0; ok && b < 2; b++) {
+            PyObject *v = PyObject_GetAttrString(fl, names[b]);
+            int t = v == NULL ? -1 : PyObject_IsTrue(v);
+            Py_XDECREF(v);
+            if (t < 0) {
+                Py_DECREF(fl);
+                Py_DECREF(seq);
+                return NULL;
+            }
+            ok = t == ((((ArrayHead *)a)->flags & bits[b]) != 0);
+        }
+        Py_XDECREF(fl);
     }
     Py_DECREF(seq);
     if (ok) {
@@ -1418,6 +1572,30 @@ mod_use_ndarray(PyObject *m, PyObject *args)
     else
         OFF_DESCR = -1;
     return PyBool_FromLong(ok);
+}
+
+/* set_rule(name, function): the sweep runs rule ``name`` itself when an op's rule is
+ * ``function`` (None unbinds it). */
+static PyObject *
+mod_set_rule(PyObject *m, PyObject *args)
+{
+    const char *name;
+    PyObject *fn;
+    if (!PyArg_ParseTuple(args, "sO", &name, &fn))
+        return NULL;
+    for (int c = 1; c < R_COUNT; c++)
+        if (strcmp(name, RULE_NAMES[c]) == 0) {
+            Py_XSETREF(RULE_FN[c], fn == Py_None ? NULL : Py_NewRef(fn));
+            Py_RETURN_NONE;
+        }
+    PyErr_Format(PyExc_ValueError, "set_rule: no rule named %R", PyTuple_GET_ITEM(args, 0));
+    return NULL;
+}
+
+static PyObject *
+mod_in_place_count(PyObject *m, PyObject *unused)
+{
+    return PyLong_FromUnsignedLongLong(N_IN_PLACE);
 }
 
 static PyObject *
@@ -1458,6 +1636,10 @@ static PyMethodDef mod_methods[] = {
      "binary(op, fallback, pyop, float_only, reflected): the op's function with its fast path."},
     {"record", (PyCFunction)(void (*)(void))mod_record, METH_FASTCALL,
      "record(tape, op, args, result, attrs, vals): tape.record for one tape (bool: handled)."},
+    {"set_rule", mod_set_rule, METH_VARARGS,
+     "set_rule(name, function): run the gradient rule `name` in the sweep for `function`."},
+    {"in_place_count", mod_in_place_count, METH_NOARGS,
+     "How many cotangents the sweep's rules have updated in place (for tests)."},
     {"fast_dealloc", mod_fast_dealloc, METH_NOARGS,
      "Whether Tensor's own deallocator (with its free list) is installed."},
     {"sweep", mod_sweep, METH_VARARGS, "The backward sweep's common case (see tape._backward)."},
@@ -1486,6 +1668,10 @@ PyInit__speedups(void)
     INTERN(S_trainable, "trainable");
     INTERN(S_watch_variable, "_watch_variable");
 #undef INTERN
+    INT_ZERO = PyLong_FromLong(0);
+    INT_ONE = PyLong_FromLong(1);
+    if (INT_ZERO == NULL || INT_ONE == NULL)
+        return NULL;
     NEEDS[3] = PyTuple_Pack(1, Py_True);
     NEEDS[4] = PyTuple_Pack(2, Py_False, Py_False);
     NEEDS[5] = PyTuple_Pack(2, Py_False, Py_True);

@@ -278,5 +278,8 @@ if _speedups is not None:
         import numpy as np
         samples = [np.zeros(3, dt) for dt in (np.float32, np.float64, np.int32, np.bool_)]
         samples += [np.zeros((2, 3), np.float16)[:, 1], np.ones((), np.float32)]
+        frozen = np.zeros(2)
+        frozen.flags.writeable = False
+        samples.append(frozen)
         return _speedups.use_ndarray(np.ndarray, samples)
     _check_ndarray()

@@ -39,6 +39,7 @@ with gt.GradientTape(persistent=True) as tape:
         y = gt.tanh(y * 1.01 + b)          # tensor-scalar and broadcasting tensor-tensor
         y = 1.0 - y * y + 0.5 * y - 2 / (y + 3.0)   # reflected operators
         y = y * v - v                      # Variables go through the full path
+        y = gt.nn.relu(y) - gt.nn.relu(-y) * 0.5 + gt.tanh(-y)   # shared cotangents
     s = gt.reduce_sum(y)
     with gt.GradientTape() as inner:       # nested: the inner sweep is recorded
         inner.watch(x)
@@ -343,3 +344,92 @@ def test_many_ops_reuse_memory_and_keep_distinct_ids():
     finally:
         tracemalloc.stop()
     assert second - first < 4096
+
+
+# --- rules the sweep runs itself, and cotangents updated in place -----------------------------
+
+def _relu_tanh_graph(x):
+    a = gt.nn.relu(x)
+    b = gt.tanh(x * 2.0)
+    return a, b, a * 3.0 + b - gt.nn.relu(-x) + (-a)
+
+
+def _expected_grad(xv, og):
+    """d/dx of sum(og * (3 relu(x) + tanh(2x) - relu(-x) - relu(x)))."""
+    d = 2.0 * (xv > 0) + 2.0 * (1 - np.tanh(2 * xv) ** 2) + (xv < 0)
+    return og * d
+
+
+def test_shared_and_caller_owned_cotangents_are_not_overwritten():
+    xv = np.array([-1.5, -0.25, 0.0, 0.5, 2.0], np.float32)
+    og = np.array([1.0, -2.0, 0.5, 3.0, -1.0], np.float32)
+    og_before = og.copy()
+    x = gt.constant(xv)
+    og_t = gt.constant(og)
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        a, b, y = _relu_tanh_graph(x)
+    (gx,) = tape.gradient(y, [x], output_gradients=og_t)
+    np.testing.assert_allclose(gx.numpy(), _expected_grad(xv.astype(float), og), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_array_equal(og_t.numpy(), og_before)   # the caller's array is untouched
+    # intermediate sources: their cotangents are kept, so not overwritten by later rules
+    gx2, ga, gb = tape.gradient(y, [x, a, b], output_gradients=og_t)
+    np.testing.assert_allclose(ga.numpy(), og * 2.0, rtol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), og, rtol=1e-6)
+    np.testing.assert_allclose(gx2.numpy(), gx.numpy(), rtol=0, atol=0)
+    # a second sweep over the persistent tape gives the same again
+    np.testing.assert_array_equal(tape.gradient(y, x, output_gradients=og_t).numpy(),
+                                  gx.numpy())
+
+
+@needs_c
+def test_a_rule_replaced_at_run_time_is_called():
+    from gradtape.ops import math as gmath
+    op = gmath._tanh
+    original = op.vjp
+    calls = []
+
+    def doubled(ops, needs, g, ans, x):
+        calls.append(1)
+        return (2 * g * (1 - ans * ans),)
+
+    x = gt.constant(np.array([0.1, 0.7], np.float32))
+    op.vjp = doubled
+    try:
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.tanh(x)
+        g = tape.gradient(y, x)
+    finally:
+        op.vjp = original
+    assert calls == [1]
+    np.testing.assert_allclose(g.numpy(), 2 * (1 - np.tanh([0.1, 0.7]) ** 2), rtol=1e-6)
+
+
+@needs_c
+def test_cotangents_only_the_sweep_holds_are_updated_in_place():
+    w = gt.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    x = gt.constant(np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        h = x @ w
+        y = gt.tanh(gt.nn.relu(h) * 0.5)
+    before = _speedups.in_place_count()
+    g = tape.gradient(y, x)
+    # relu's and mul's cotangents are arrays the rules before them made; tanh's is the seed,
+    # which the caller's dict of seeds also holds
+    assert _speedups.in_place_count() - before == 2
+    hv = x.numpy() @ w.numpy()
+    t = np.tanh(np.maximum(hv, 0) * 0.5)
+    expected = ((1 - t * t) * 0.5 * (hv > 0)) @ w.numpy().T
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5, atol=1e-7)
+    # a caller's output_gradients array is never one of them
+    og = gt.constant(np.ones((2, 4), np.float32))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.tanh(x @ w)
+    before = _speedups.in_place_count()
+    tape.gradient(y, x, output_gradients=og)
+    assert _speedups.in_place_count() == before
+    np.testing.assert_array_equal(og.numpy(), np.ones((2, 4), np.float32))

@@ -25,6 +25,11 @@ def _matmul_fwd(xp, a, b, transpose_a=False, transpose_b=False):
 
 
 def _matmul_vjp(ops, needs, g, ans, a, b, transpose_a=False, transpose_b=False):
+    if ops.raw and not transpose_a and not transpose_b:
+        # the common case on raw arrays, without the primitive's keyword layer
+        mm = ops.xp.matmul
+        return (mm(g, b.swapaxes(-1, -2)) if needs[0] else None,
+                mm(a.swapaxes(-1, -2), g) if needs[1] else None)
     mm = ops.matmul
     ga = gb = None
     if not transpose_a and not transpose_b:

@@ -552,3 +552,8 @@ Tensor.__rsub__ = _swap(subtract)
 Tensor.__mul__ = multiply
 Tensor.__rmul__ = _swap(multiply)
 Tensor.__neg__ = negative
+
+if _speedups is not None:
+    # the backward sweep runs these rules itself (the same array operations, no frame)
+    for _op in (_add, _sub, _mul, _neg, _tanh):
+        _speedups.set_rule(_op.name, _op.vjp)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend import device_of
 from ..registry import InvalidArgumentError, apply, apply1, defop
-from ..tensor import Tensor
+from ..tensor import Tensor, _speedups
 from ._util import as_tensor, dtype_name, normalize_axis, operand
 from .core import sum_leading
 from .math import _sigmoid_fwd
@@ -87,6 +87,8 @@ def _relu_grad_vjp(ops, needs, v, ans, g, y):
 
 _relu = defop("relu", _relu_fwd, _relu_vjp, save_inputs=False, save_output=True)
 _relu_grad = defop("relu_grad", _relu_grad_fwd, _relu_grad_vjp, save_output=False)
+if _speedups is not None:
+    _speedups.set_rule("relu", _relu_vjp)   # the sweep computes g * (y > 0) itself
 
 
 def relu(features, name=None) -> Tensor:
