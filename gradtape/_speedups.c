@@ -357,6 +357,22 @@ devcache_refresh(DevCache *c, PyObject *dev, PyObject *name)
 
 /* --- recording -------------------------------------------------------------------- */
 
+/* A tape's attribute (new reference): read from its slot when the tape is a GradientTape
+ * (bind_tape gave the offsets), else by name. */
+static PyTypeObject *TAPE_T = NULL;
+static Py_ssize_t OFF_T_ENTRIES = -1, OFF_T_TRACKED = -1, OFF_T_WATCH = -1;
+
+static PyObject *
+tape_attr(PyObject *tape, Py_ssize_t off, PyObject *name)
+{
+    if (off >= 0 && TAPE_T != NULL && PyObject_TypeCheck(tape, TAPE_T)) {
+        PyObject *v = SLOT(tape, off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(tape, name);
+}
+
 typedef struct {
     PyObject *op;
     int nondiff, multi, save_in, save_out, broadcasts;
@@ -385,15 +401,25 @@ read_op_flags(PyObject *op, OpFlags *f)
 }
 
 /* The thread's state object (new reference) or NULL with no error when it has none. */
+static uint64_t CACHED_THREAD = 0;   /* PyThreadState_GetID of the thread cached below */
+static PyObject *CACHED_STATE = NULL; /* that thread's state (set once per thread) */
+
 static PyObject *
 thread_state(void)
 {
+    uint64_t tid = PyThreadState_GetID(PyThreadState_Get());
+    if (CACHED_STATE != NULL && tid == CACHED_THREAD)
+        return Py_NewRef(CACHED_STATE);
     PyObject *st = PyObject_GetAttr(TLS, S_state);
     if (st == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
         PyErr_Clear();
     else if (st != NULL && !PyObject_TypeCheck(st, TState_T)) {
         PyErr_Format(PyExc_TypeError, "_speedups: the thread state is %R", st);
         Py_CLEAR(st);
+    }
+    if (st != NULL) {
+        Py_XSETREF(CACHED_STATE, Py_NewRef(st));
+        CACHED_THREAD = tid;
     }
     return st;
 }
@@ -464,7 +490,7 @@ append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyO
     PyObject *oid = SLOT(out, OFF_ID);
     PyObject *out_ids = PyTuple_Pack(1, oid);
     PyObject *outs = f->save_out ? PyTuple_Pack(1, out) : Py_NewRef(Py_None);
-    PyObject *entries = PyObject_GetAttr(tape, S_entries);
+    PyObject *entries = tape_attr(tape, OFF_T_ENTRIES, S_entries);
     PyObject *entry = NULL;
     int rc = -1;
     if (entries != NULL && !PyList_Check(entries))
@@ -486,7 +512,7 @@ append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyO
 static PyObject *
 tracked_set(PyObject *tape)
 {
-    PyObject *tracked = PyObject_GetAttr(tape, S_tracked);
+    PyObject *tracked = tape_attr(tape, OFF_T_TRACKED, S_tracked);
     if (tracked != NULL && !PySet_Check(tracked)) {
         PyErr_SetString(PyExc_TypeError, "_speedups: tape._tracked is not a set");
         Py_CLEAR(tracked);
@@ -638,7 +664,7 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         if (!tensor_kind(a) && PyObject_TypeCheck(a, Tensor_T))
             Py_RETURN_FALSE;   /* a Tensor subclass: the Python recorder */
     }
-    PyObject *tracked = PyObject_GetAttr(tape, S_tracked);
+    PyObject *tracked = tape_attr(tape, OFF_T_TRACKED, S_tracked);
     if (tracked == NULL)
         return NULL;
     if (!PySet_Check(tracked)) {
@@ -665,7 +691,7 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         if (k != 2)
             continue;
         if (!watch_checked) {
-            PyObject *w = PyObject_GetAttr(tape, S_watch_accessed);
+            PyObject *w = tape_attr(tape, OFF_T_WATCH, S_watch_accessed);
             if (w == NULL)
                 goto done;
             watch_accessed = PyObject_IsTrue(w);
@@ -1574,6 +1600,24 @@ mod_use_ndarray(PyObject *m, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
+/* bind_tape(GradientTape): read the tape's _entries, _tracked and _watch_accessed from their
+ * slots. */
+static PyObject *
+mod_bind_tape(PyObject *m, PyObject *cls)
+{
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "bind_tape(GradientTape class)");
+        return NULL;
+    }
+    Py_ssize_t e = slot_offset(cls, "_entries"), t = slot_offset(cls, "_tracked"),
+               w = slot_offset(cls, "_watch_accessed");
+    if (PyErr_Occurred())
+        return NULL;
+    Py_XSETREF(TAPE_T, (PyTypeObject *)Py_NewRef(cls));
+    OFF_T_ENTRIES = e; OFF_T_TRACKED = t; OFF_T_WATCH = w;
+    Py_RETURN_NONE;
+}
+
 /* set_rule(name, function): the sweep runs rule ``name`` itself when an op's rule is
  * ``function`` (None unbinds it). */
 static PyObject *
@@ -1636,6 +1680,8 @@ static PyMethodDef mod_methods[] = {
      "binary(op, fallback, pyop, float_only, reflected): the op's function with its fast path."},
     {"record", (PyCFunction)(void (*)(void))mod_record, METH_FASTCALL,
      "record(tape, op, args, result, attrs, vals): tape.record for one tape (bool: handled)."},
+    {"bind_tape", mod_bind_tape, METH_O,
+     "bind_tape(GradientTape): read the tape's recording state from its slots."},
     {"set_rule", mod_set_rule, METH_VARARGS,
      "set_rule(name, function): run the gradient rule `name` in the sweep for `function`."},
     {"in_place_count", mod_in_place_count, METH_NOARGS,

@@ -370,6 +370,12 @@ def _zeros_for(ops, out, batch, differentiable):
 class GradientTape:
     """Record operations for automatic differentiation, as ``tf.GradientTape``."""
 
+    # Slots make the per-op reads of the recording state cheap (the C recorder reads them
+    # by offset); __dict__ keeps the tape open to attributes of subclasses and users.
+    __slots__ = ("_persistent", "_watch_accessed", "_entries", "_tracked", "_roots",
+                 "_watched_vars", "_recording", "_live", "_warned_inside", "__dict__",
+                 "__weakref__")
+
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = bool(persistent)
         self._watch_accessed = bool(watch_accessed_variables)
@@ -601,3 +607,7 @@ def _result(source: Tensor, g, zero, differentiable):
     if differentiable:
         return g
     return Tensor(g, source._device)
+
+
+if _speedups is not None:
+    _speedups.bind_tape(GradientTape)

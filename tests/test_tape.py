@@ -508,6 +508,43 @@ def test_tape_stack_is_per_thread():
     assert tape.gradient(y, x).numpy() == 4.0
 
 
+def test_threads_recording_at_once_keep_their_own_tapes():
+    """Ops from several threads interleave (the GIL switches between them); each tape holds
+    exactly the ops of its own thread."""
+    import sys
+    errors = []
+    barrier = threading.Barrier(3)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def work(seed):
+        try:
+            x = gt.constant(np.full(4, 0.1 * seed, np.float32))
+            barrier.wait()
+            for _ in range(20):
+                with gt.GradientTape() as tape:
+                    tape.watch(x)
+                    y = x
+                    for _ in range(50):
+                        y = gt.tanh(y * 1.01 + 0.01)
+                if len(tape._entries) != 150:
+                    errors.append(len(tape._entries))
+                g = tape.gradient(y, x).numpy()
+                if not np.all(np.isfinite(g)) or not np.all(g > 0):
+                    errors.append(g)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+
+
 def test_non_persistent_tape_frees_everything():
     x = gt.Variable(np.ones(1000, np.float32))
     with gt.GradientTape() as tape:
