@@ -19,10 +19,18 @@ def flatten(structure) -> list:
     return out
 
 
+_NESTED = (list, tuple, dict)
+
+
 def _is_flat(s) -> bool:
     """A plain list or tuple (not a namedtuple) holding no nested structure."""
     t = type(s)
-    return (t is list or t is tuple) and not any(isinstance(v, (list, tuple, dict)) for v in s)
+    if t is not list and t is not tuple:
+        return False
+    for v in s:   # (a plain loop: any() over a generator costs a frame per item)
+        if isinstance(v, _NESTED):
+            return False
+    return True
 
 
 def _flatten(s, out):

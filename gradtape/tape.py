@@ -16,6 +16,9 @@ from . import nest
 from .registry import STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
 from .tensor import Tensor, Variable, _snapshot, _speedups
 
+# Tensor(value, device) without the __init__ frame when the C module is there
+_wrap = _speedups.wrap if _speedups is not None else Tensor
+
 __all__ = ["GradientTape", "UnconnectedGradients", "record", "backward"]
 
 _log = logging.getLogger("gradtape")
@@ -582,7 +585,8 @@ def _seed(target: Tensor, og, differentiable):
     dev = target._device
     v = target._value
     if og is None:
-        arr = dev.xp.ones(v.shape, dtype=v.dtype)
+        arr = dev.xp.empty(v.shape, dtype=v.dtype)   # (np.ones is empty + fill in Python)
+        arr.fill(1)
         return Tensor(arr, dev) if differentiable else arr
     if not isinstance(og, Tensor):
         og = Tensor(dev.asarray(og, dtype=v.dtype), dev)
@@ -606,7 +610,7 @@ def _result(source: Tensor, g, zero, differentiable):
         return None
     if differentiable:
         return g
-    return Tensor(g, source._device)
+    return _wrap(g, source._device)
 
 
 if _speedups is not None:
