@@ -10,6 +10,7 @@ along the first axis, so it needs one sweep row per output element of one exampl
 """
 from __future__ import annotations
 
+import functools
 from math import prod as _prod
 import warnings
 
@@ -347,6 +348,20 @@ class _BatchSeeds:
 
 # --- GradientTape.jacobian ----------------------------------------------------------------
 
+def _on_target_device(fn):
+    """Run ``fn(tape, target, ...)`` with the target's device current when it needs a switch
+    (one GPU among several): the seeds and blocks are made there."""
+    @functools.wraps(fn)
+    def run(tape, target, *args, **kwargs):
+        dev = target._device if isinstance(target, Tensor) else None
+        if dev is not None and dev.needs_switch:
+            with dev.activate():
+                return fn(tape, target, *args, **kwargs)
+        return fn(tape, target, *args, **kwargs)
+    return run
+
+
+@_on_target_device
 def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
                   experimental_use_pfor):
     """``target.shape + source.shape`` Jacobian for each source (see GradientTape.jacobian)."""
@@ -411,6 +426,7 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
 
 # --- GradientTape.batch_jacobian ----------------------------------------------------------
 
+@_on_target_device
 def tape_batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterations,
                         experimental_use_pfor):
     """Per-example Jacobians ``[b, y..., x...]`` (see GradientTape.batch_jacobian)."""

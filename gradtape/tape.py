@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from . import nest
+from .backend import base as _devbase
 from .registry import STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
 from .tensor import Tensor, Variable, _snapshot, _speedups
 
@@ -291,7 +292,10 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
                 general(idx, e, diff_ops)
         return grads
     fast = not nb and not check_numerics
-    if fast and _speedups is not None:
+    # With several GPUs a device's rules run with it made current (per entry, in Python).
+    switching = _devbase.SWITCHING_DEVICES and any(
+        e is not None and e[7].needs_switch for e in entries)
+    if fast and _speedups is not None and not switching:
         # the loop below, in C
         _speedups.sweep(entries, order, grads, keep, reach, owned, free, raw_ops,
                         _sum_to_batched, general)
@@ -307,6 +311,10 @@ def _backward(entries, seeds, source_ids, differentiable, free, batch, reach=Non
             last_dev = dev
         n_in = len(in_ids)
         vjp = op.vjp
+        if dev.needs_switch:
+            with dev.activate():
+                general(idx, e, ops)
+            continue
         if not fast or n_in > 2 or vjp is None or op.multi:
             general(idx, e, ops)
             continue
@@ -585,8 +593,12 @@ def _seed(target: Tensor, og, differentiable):
     dev = target._device
     v = target._value
     if og is None:
-        arr = dev.xp.empty(v.shape, dtype=v.dtype)   # (np.ones is empty + fill in Python)
-        arr.fill(1)
+        if dev.needs_switch:
+            with dev.activate():
+                arr = dev.xp.ones(v.shape, dtype=v.dtype)
+        else:
+            arr = dev.xp.empty(v.shape, dtype=v.dtype)   # (np.ones: empty + fill in Python)
+            arr.fill(1)
         return Tensor(arr, dev) if differentiable else arr
     if not isinstance(og, Tensor):
         og = Tensor(dev.asarray(og, dtype=v.dtype), dev)
@@ -606,7 +618,8 @@ def _result(source: Tensor, g, zero, differentiable):
     if g is None:
         if zero and source._value.dtype.kind == "f":
             dev = source._device
-            return Tensor(dev.xp.zeros(source._value.shape, dtype=source._value.dtype), dev)
+            with dev.activate():
+                return Tensor(dev.xp.zeros(source._value.shape, dtype=source._value.dtype), dev)
         return None
     if differentiable:
         return g

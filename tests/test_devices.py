@@ -549,3 +549,61 @@ def test_second_gpu_keeps_tensors_and_backward_there():
         z = gt.constant([1.0, 1.0])
     with pytest.raises(DeviceError, match="gpu:1 and gpu:0|gpu:0 and gpu:1"):
         x + z
+
+
+# --- one GPU among several: work only while the device is current -------------------------------
+
+def _switching_device(index):
+    """A strict device standing for one of several GPUs (CuPy's current-device rule)."""
+    from gradtape.backend import base
+    dev = StrictDevice(index, switching=True)
+    base.SWITCHING_DEVICES = True   # (what a CuPy device does when it sees several GPUs)
+    return dev
+
+
+def test_a_switching_device_refuses_work_while_another_is_current():
+    dev = _switching_device(40)
+    with pytest.raises(DeviceError, match="strict:40: work for this device was launched"):
+        dev.xp.ones(3)
+    with dev.activate():
+        a = dev.xp.ones(3)
+    with pytest.raises(DeviceError, match="strict:40"):
+        a * 2.0
+    t = dev.asarray(np.arange(3.0))        # uploads make the device current themselves
+    assert t.shape == (3,)
+
+
+def test_training_step_on_a_switching_device_runs_each_part_while_it_is_current():
+    """Tensors made in a gt.device scope, then the forward, backward (C and Python rules,
+    broadcast sums, unconnected zeros), the optimizer step, Jacobians and a Hessian-vector
+    product outside it: every array operation runs with the device current, and the numbers
+    match the CPU's."""
+    dev = _switching_device(41)
+    rng = np.random.default_rng(3)
+    xv = rng.standard_normal((4, 3)).astype(np.float32)
+    wv = rng.standard_normal((3, 5)).astype(np.float32)
+    bv = rng.standard_normal(5).astype(np.float32)
+
+    def step(device):
+        with gt.device(device):
+            x = gt.constant(xv)
+            w = gt.Variable(wv)
+            b = gt.Variable(bv)
+            unused = gt.Variable(bv)
+        opt = gt.optimizers.Adam(0.1)
+        with gt.GradientTape() as tape:
+            h = x @ w + b
+            y = gt.reduce_mean(gt.tanh(h) * gt.nn.relu(h) - h * 0.5)
+        gw, gb, gu = tape.gradient(y, [w, b, unused],
+                                   unconnected_gradients=gt.UnconnectedGradients.ZERO)
+        opt.apply_gradients([(gw, w), (gb, b)])
+        with gt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            z = gt.tanh(x @ w)
+        jac = tape.jacobian(z, x)
+        bjac = tape.batch_jacobian(z, x)
+        hv = gt.hvp(lambda t: gt.reduce_sum(gt.tanh(t @ w)), (x,), (x,))[0]
+        return [t.numpy() for t in (y, gw, gb, gu, w, b, jac, bjac, hv)]
+
+    for got, want in zip(step(dev), step("cpu")):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

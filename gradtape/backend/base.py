@@ -6,6 +6,11 @@ import contextlib
 import numpy as np
 
 
+#: Set once a device with ``needs_switch`` exists (several GPUs): the backward sweep then
+#: makes each entry's device current while it runs that entry's rule.
+SWITCHING_DEVICES = False
+
+
 class DeviceError(RuntimeError):
     """A device is unknown, unavailable, or two devices were mixed."""
 

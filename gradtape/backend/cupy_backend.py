@@ -31,6 +31,9 @@ class CupyDevice(Device):
         self.xp = cupy
         self._cupy = cupy
         self.needs_switch = count > 1
+        if self.needs_switch:
+            from . import base
+            base.SWITCHING_DEVICES = True
         self._cuda_device = cupy.cuda.Device(index)
         self.peak_bytes = 0
 

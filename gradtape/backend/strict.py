@@ -8,6 +8,10 @@ of an accelerator that the host cannot read:
 * implicit conversion to the host raises ``TypeError``: ``__array__`` (``np.asarray``),
   ``float()``, ``int()``, ``bool()``, ``operator.index()``, ``.item()``, ``.tolist()``;
 * arrays of two strict devices do not mix either (``strict:0`` with ``strict:1``);
+* a strict device made with ``switching=True`` stands for one GPU among several: like CuPy
+  with more than one GPU, work for it may only be launched while it is the current device
+  (inside ``device.activate()``), and an array made for it while another device is current
+  raises :class:`~gradtape.backend.base.DeviceError` naming both;
 * explicit copies are counted: :meth:`StrictDevice.to_host` (what ``Tensor.numpy()``,
   ``float(tensor)`` ... use) increments ``sync_count`` and ``transfer_count``; uploads
   (:meth:`StrictDevice.asarray` of host data) increment ``transfer_count``; operations whose
@@ -25,6 +29,7 @@ a backward pass), not a stand-in for GPU numerics.
 """
 from __future__ import annotations
 
+import threading
 import types
 
 import numpy as np
@@ -109,6 +114,36 @@ def _leak(device, what):
                          "implicitly; copy it explicitly with device.to_host / tensor.numpy()")
 
 
+_active = threading.local()   # .device: the switching strict device made current here
+
+
+class _Activation:
+    """``with device.activate():`` for a switching strict device (as ``cupy.cuda.Device``)."""
+
+    __slots__ = ("device", "previous")
+
+    def __init__(self, device):
+        self.device = device
+        self.previous = None
+
+    def __enter__(self):
+        self.previous = getattr(_active, "device", None)
+        _active.device = self.device
+        return self.device
+
+    def __exit__(self, *exc):
+        _active.device = self.previous
+        return False
+
+
+def _not_current(device) -> DeviceError:
+    current = getattr(_active, "device", None)
+    return DeviceError(f"{device.name}: work for this device was launched while "
+                       f"{current.name if current is not None else 'another device'} was "
+                       f"current; make it current first (with device.activate()), as CuPy "
+                       f"requires with several GPUs")
+
+
 class StrictArray:
     """An array of a strict device: NumPy storage, no implicit way to the host."""
 
@@ -117,6 +152,8 @@ class StrictArray:
     __array_priority__ = 100
 
     def __init__(self, array: np.ndarray, device: "StrictDevice"):
+        if device.needs_switch and getattr(_active, "device", None) is not device:
+            raise _not_current(device)
         self._a = array
         self._device = device
         if array.base is None:
@@ -551,8 +588,9 @@ class StrictDevice(Device):
     host_visible = False
     fused_updates = True
 
-    def __init__(self, index: int = 0):
+    def __init__(self, index: int = 0, switching: bool = False):
         super().__init__("strict", index)
+        self.needs_switch = bool(switching)
         self._live = {}              # id(storage) -> number of StrictArrays holding it
         self.transfer_count = 0
         self.allocated_bytes = 0
@@ -591,12 +629,21 @@ class StrictDevice(Device):
         self.transfer_count = 0
         self.peak_bytes = self.allocated_bytes
 
+    def activate(self):
+        return _Activation(self) if self.needs_switch else Device.activate(self)
+
     # --- arrays ---------------------------------------------------------------------------
     def is_native(self, value) -> bool:
         return type(value) is StrictArray
 
     def asarray(self, value, dtype=None):
         """Upload a host value (or copy a strict array of another strict device)."""
+        if self.needs_switch:
+            with self.activate():
+                return self._asarray(value, dtype)
+        return self._asarray(value, dtype)
+
+    def _asarray(self, value, dtype=None):
         if type(value) is StrictArray:
             if value._device is not self:
                 self.transfer_count += 1
@@ -628,7 +675,8 @@ class StrictDevice(Device):
         return self.asarray(source.to_host(array))
 
     def copy(self, array):
-        return StrictArray(array._a.copy(), self)
+        with self.activate():
+            return StrictArray(array._a.copy(), self)
 
     def scatter_add(self, target, indices, values):
         unwrap = _Unwrapper(self, "scatter_add")
