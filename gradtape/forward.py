@@ -226,7 +226,12 @@ def push_tangents(accumulators, op, args, result, attrs):
             continue
         outer_tapes = acc._outer_tapes
         saved_tapes, saved_accs = st.tapes, st.accumulators
-        st.tapes = [t for t in saved_tapes if any(t is o for o in outer_tapes)]
+        if not outer_tapes:
+            st.tapes = []
+        else:
+            # (identity, not ==: tapes compare by identity anyway, this is just faster)
+            outer = {id(o) for o in outer_tapes}
+            st.tapes = [t for t in saved_tapes if id(t) in outer]
         st.accumulators = list(accs[:k])
         try:
             out_tangents = _output_tangents(op, args, result, attrs, tangents,

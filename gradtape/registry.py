@@ -210,8 +210,19 @@ def _slow_path(op, args, result, attrs, vals=None):
     if st.tapes:
         _tape.record(st.tapes, op, args, result, attrs, vals)
     if st.accumulators:
-        from . import forward as _forward
-        _forward.push_tangents(st.accumulators, op, args, result, attrs)
+        _push_tangents()(st.accumulators, op, args, result, attrs)
+
+
+def _push_tangents():
+    """forward.push_tangents (imported on first use: forward imports this module)."""
+    global _PUSH
+    if _PUSH is None:
+        from .forward import push_tangents
+        _PUSH = push_tangents
+    return _PUSH
+
+
+_PUSH = None
 
 
 # --- rule namespaces ---------------------------------------------------------------------
