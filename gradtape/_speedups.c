@@ -460,19 +460,43 @@ tuple1(PyObject *a)
     return PyTuple_Pack(1, a);
 }
 
-/* The tape that takes the fast recording (new reference in *tape): 1; 0 when the op must go
- * to the Python recorder (_slow_path); 2 when this thread has no tapes; -1 on error. */
+/* The tape that takes the fast recording (new reference in *tape): 1; 3 when the one tape
+ * takes the general C recorder (an operand is a Variable); 0 when the op must go to the
+ * Python recorder (_slow_path); 2 when this thread has no tapes; -1 on error. */
 static int
 fast_tape(OpFlags *f, int plain, PyObject **tape)
 {
     PyObject *st = thread_state();
     if (st == NULL)
         return PyErr_Occurred() ? -1 : 2;
-    int rc = plain ? one_plain_tape(st, f, tape) : 0;
-    if (rc == 1)
+    int rc = one_plain_tape(st, f, tape);
+    if (rc == 1) {
         Py_INCREF(*tape);
+        if (!plain)
+            rc = 3;
+    }
     Py_DECREF(st);
     return rc;
+}
+
+static PyObject *record_impl(PyObject *tape, PyObject *op, PyObject *targs, PyObject *result,
+                             PyObject *attrs, PyObject *vals);
+
+/* An op with a Variable operand on the one tape: the general C recorder, else (it declines)
+ * the Python recorder. Steals the tape reference. */
+static int
+record_general(OpFlags *f, PyObject *tape, PyObject *args, PyObject *out, PyObject *vals)
+{
+    int r = -1;
+    if (args != NULL && vals != NULL) {
+        PyObject *done = record_impl(tape, f->op, args, out, Py_None, vals);
+        if (done != NULL) {
+            r = done == Py_True ? 0 : call_slow_path(f->op, args, out, vals);
+            Py_DECREF(done);
+        }
+    }
+    Py_DECREF(tape);
+    return r;
 }
 
 /* Record a float output: track its id and append the entry (op, attrs, in_ids, saved,
@@ -528,10 +552,11 @@ record_unary(OpFlags *f, PyObject *x, PyObject *out, PyObject *v, int plain)
     PyObject *tape = NULL;
     int rc = fast_tape(f, plain, &tape);
     if (rc != 1) {
-        if (rc != 0)
+        if (rc != 0 && rc != 3)
             return rc < 0 ? -1 : 0;
         PyObject *args = tuple1(x), *vals = tuple1(v);
-        int r = (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
+        int r = rc == 3 ? record_general(f, tape, args, out, vals) :
+                (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
         Py_XDECREF(args);
         Py_XDECREF(vals);
         return r;
@@ -564,10 +589,11 @@ record_binary(OpFlags *f, PyObject *a, PyObject *b, PyObject *out, PyObject *av,
     PyObject *tape = NULL;
     int rc = fast_tape(f, plain, &tape);
     if (rc != 1) {
-        if (rc != 0)
+        if (rc != 0 && rc != 3)
             return rc < 0 ? -1 : 0;
         PyObject *args = PyTuple_Pack(2, a, b), *vals = PyTuple_Pack(2, av, bv);
-        int r = (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
+        int r = rc == 3 ? record_general(f, tape, args, out, vals) :
+                (args && vals) ? call_slow_path(f->op, args, out, vals) : -1;
         Py_XDECREF(args);
         Py_XDECREF(vals);
         return r;
@@ -647,8 +673,13 @@ mod_record(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!ready())
         return NULL;
-    PyObject *tape = args[0], *op = args[1], *targs = args[2], *result = args[3];
-    PyObject *attrs = args[4], *vals = args[5];
+    return record_impl(args[0], args[1], args[2], args[3], args[4], args[5]);
+}
+
+static PyObject *
+record_impl(PyObject *tape, PyObject *op, PyObject *targs, PyObject *result, PyObject *attrs,
+            PyObject *vals)
+{
     if (!PyTuple_Check(targs) || Py_TYPE(result) != Tensor_T)
         Py_RETURN_FALSE;
     if (vals != Py_None && !PyTuple_Check(vals) && !PyList_Check(vals))
