@@ -99,11 +99,16 @@ new_id(void)
  * wrap_value to reuse. Subclasses (Variable, users' classes) keep CPython's subtype_dealloc,
  * which clears their own slots and then calls this as the base class's deallocator, as it
  * would call object's. */
+#if defined(__GNUC__)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define UNLIKELY(x) (x)
+#endif
 #define MAX_TENSOR_SLOTS 8
 #define FREE_MAX 64
 static Py_ssize_t TENSOR_SLOT_OFFS[MAX_TENSOR_SLOTS];
 static int N_TENSOR_SLOTS = 0;
-static int DEALLOC_INSTALLED = 0;
+static PyTypeObject *INSTALLED_T = NULL;   /* the class tensor_dealloc is installed on */
 static PyObject *FREE_TENSORS[FREE_MAX];
 static int N_FREE = 0;
 
@@ -112,14 +117,23 @@ tensor_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
+    if (UNLIKELY(tp->tp_finalize != NULL) && tp == INSTALLED_T) {
+        /* a __del__ given to the class after the install: run it as subtype_dealloc would
+         * (subclasses' own subtype_dealloc has run theirs before calling this) */
+        PyObject_GC_Track(self);
+        if (PyObject_CallFinalizerFromDealloc(self) < 0)
+            return;   /* resurrected */
+        PyObject_GC_UnTrack(self);
+    }
     Py_TRASHCAN_BEGIN(self, tensor_dealloc)
-    PyObject **weaklist = (PyObject **)((char *)self + Tensor_T->tp_weaklistoffset);
+    PyObject **weaklist = (PyObject **)((char *)self + INSTALLED_T->tp_weaklistoffset);
     if (*weaklist != NULL)
         PyObject_ClearWeakRefs(self);
     for (int i = 0; i < N_TENSOR_SLOTS; i++)
         Py_CLEAR(SLOT(self, TENSOR_SLOT_OFFS[i]));
-    if (tp == Tensor_T && N_FREE < FREE_MAX) {
-        /* kept whole, with its reference to the class, for wrap_value */
+    if (tp == INSTALLED_T && tp->tp_finalize == NULL && N_FREE < FREE_MAX) {
+        /* kept whole, with its reference to the class, for wrap_value (never one that was
+         * finalized: its GC header remembers that, and a reused object must not) */
         FREE_TENSORS[N_FREE++] = self;
     }
     else {
@@ -140,6 +154,12 @@ getenv_flag(const char *name)
 static int
 tensor_layout_ok(PyTypeObject *tp, PyTypeObject *sub)
 {
+#if PY_VERSION_HEX >= 0x030C0000
+    /* 3.12 on: __slots__ classes keep their weak references before the object (managed)
+     * and reference counting has more to it (immortal objects, tracers): CPython's own
+     * deallocator stays */
+    return 0;
+#endif
     unsigned long need = Py_TPFLAGS_HEAPTYPE | Py_TPFLAGS_HAVE_GC;
     if ((tp->tp_flags & need) != need || tp->tp_base != &PyBaseObject_Type ||
             tp->tp_dealloc != sub->tp_dealloc ||   /* both CPython's subtype_dealloc */
@@ -180,13 +200,10 @@ static PyObject *
 wrap_value(PyObject *value, PyObject *dev)
 {
     PyObject *t;
-    if (N_FREE > 0) {
+#if PY_VERSION_HEX < 0x030C0000   /* (the free list is used up to 3.11, see above) */
+    if (N_FREE > 0 && Tensor_T == INSTALLED_T) {
         t = FREE_TENSORS[--N_FREE];
-#if PY_VERSION_HEX < 0x030D0000
         _Py_NewReference(t);
-#else
-        Py_SET_REFCNT(t, 1);
-#endif
         PyObject *id = new_id();
         if (id == NULL) {
             Py_DECREF(value);
@@ -200,6 +217,7 @@ wrap_value(PyObject *value, PyObject *dev)
         PyObject_GC_Track(t);
         return t;
     }
+#endif
     t = Tensor_T->tp_alloc(Tensor_T, 0);
     if (t == NULL) {
         Py_DECREF(value);
@@ -265,6 +283,7 @@ typedef struct {
     PyObject *base;
     PyObject *descr;
     int flags;
+    PyObject *weakreflist;
 } ArrayHead;
 
 #define ARRAY_OWNDATA 0x0004     /* NPY_ARRAY_OWNDATA */
@@ -404,6 +423,8 @@ read_op_flags(PyObject *op, OpFlags *f)
 static uint64_t CACHED_THREAD = 0;   /* PyThreadState_GetID of the thread cached below */
 static PyObject *CACHED_STATE = NULL; /* that thread's state (set once per thread) */
 
+static int CACHE_STATE = 0;   /* TLS is _thread._local (per OS thread): the cache holds */
+
 static PyObject *
 thread_state(void)
 {
@@ -417,7 +438,7 @@ thread_state(void)
         PyErr_Format(PyExc_TypeError, "_speedups: the thread state is %R", st);
         Py_CLEAR(st);
     }
-    if (st != NULL) {
+    if (st != NULL && CACHE_STATE) {
         Py_XSETREF(CACHED_STATE, Py_NewRef(st));
         CACHED_THREAD = tid;
     }
@@ -836,6 +857,7 @@ typedef struct {
     int binary;
     OpFlags flags;
     DevCache cache;
+    PyObject *float_descr;  /* unary: the last NumPy float dtype seen (float_only check) */
 } OpFn;
 
 
@@ -855,13 +877,19 @@ unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         return NULL;
     if (!self->cache.ok)
         goto fallback;
-    if (self->float_only) {
-        int k = array_kind(v, NULL);
+    if (self->float_only && !(Py_TYPE(v) == NDARRAY_T && OFF_DESCR >= 0 &&
+                              SLOT(v, OFF_DESCR) == self->float_descr)) {
+        PyObject *dt = NULL;
+        int k = array_kind(v, &dt);
         if (k < 0) {
             if (recoverable())
                 goto fallback;
             return NULL;
         }
+        if (k == 'f' && Py_TYPE(v) == NDARRAY_T && OFF_DESCR >= 0)
+            Py_XSETREF(self->float_descr, dt);   /* (the reference array_kind gave) */
+        else
+            Py_DECREF(dt);
         if (k != 'f')
             goto fallback;
     }
@@ -1007,6 +1035,7 @@ opfn_dealloc(OpFn *self)
     Py_XDECREF(self->flags.op);
     Py_XDECREF(self->cache.dev);
     Py_XDECREF(self->cache.func);
+    Py_XDECREF(self->float_descr);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1094,6 +1123,7 @@ opfn_new(PyObject *op, PyObject *fallback, int float_only)
     f->cache.dev = NULL;
     f->cache.func = NULL;
     f->cache.ok = 0;
+    f->float_descr = NULL;
     if (read_op_flags(op, &f->flags) < 0) {
         Py_DECREF(f);
         return NULL;
@@ -1201,7 +1231,9 @@ sole_array(PyObject *g)
     if (Py_REFCNT(g) != 1 || OFF_DESCR < 0 || Py_TYPE(g) != NDARRAY_T)
         return 0;
     ArrayHead *a = (ArrayHead *)g;
-    return a->base == NULL &&
+    /* (no weak references: a cache could hand it out again; not 0-d: ``g * f`` of 0-d
+     * arrays gives a NumPy scalar, ``g *= f`` the array) */
+    return a->base == NULL && a->weakreflist == NULL && a->nd > 0 &&
            (a->flags & (ARRAY_OWNDATA | ARRAY_WRITEABLE)) == (ARRAY_OWNDATA | ARRAY_WRITEABLE);
 }
 
@@ -1547,11 +1579,6 @@ mod_setup(PyObject *m, PyObject *args)
                osi = slot_offset(op_type, "save_inputs"), oso = slot_offset(op_type, "save_output");
     if (PyErr_Occurred())
         return NULL;
-    if (DEALLOC_INSTALLED && (PyTypeObject *)tensor != Tensor_T) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "_speedups.setup: already bound to another Tensor class");
-        return NULL;
-    }
     Py_XSETREF(Tensor_T, (PyTypeObject *)Py_NewRef(tensor));
     Py_XSETREF(Variable_T, (PyTypeObject *)Py_NewRef(variable));
     Py_XSETREF(Op_T, (PyTypeObject *)Py_NewRef(op_type));
@@ -1564,11 +1591,26 @@ mod_setup(PyObject *m, PyObject *args)
     OFF_OP_VJP = ov; OFF_OP_MULTI = om; OFF_OP_BROADCASTS = ob; OFF_OP_NONDIFF = on;
     OFF_OP_SAVE_IN = osi; OFF_OP_SAVE_OUT = oso;
     Py_XSETREF(SLOW_PATH, Py_NewRef(slow));
-    if (!DEALLOC_INSTALLED && !getenv_flag("GRADTAPE_GENERIC_DEALLOC") &&
+    /* (a second setup, after gradtape is imported again, binds the new classes; the first
+     * Tensor class keeps the deallocator, the new one CPython's) */
+    Py_CLEAR(CACHED_STATE);
+    /* Thread states are cached per OS thread only when the thread-local is the interpreter's
+     * own: a patched one (gevent, eventlet) is per greenlet, and greenlets share a thread. */
+    CACHE_STATE = 0;
+    PyObject *thread_mod = PyImport_ImportModule("_thread");
+    if (thread_mod == NULL)
+        return NULL;
+    PyObject *local_type = PyObject_GetAttrString(thread_mod, "_local");
+    Py_DECREF(thread_mod);
+    if (local_type == NULL)
+        return NULL;
+    CACHE_STATE = (PyObject *)Py_TYPE(tls) == local_type;
+    Py_DECREF(local_type);
+    if (INSTALLED_T == NULL && !getenv_flag("GRADTAPE_GENERIC_DEALLOC") &&
             tensor_layout_ok(Tensor_T, Variable_T)) {
+        INSTALLED_T = (PyTypeObject *)Py_NewRef(Tensor_T);
         Tensor_T->tp_dealloc = tensor_dealloc;
         PyType_Modified(Tensor_T);
-        DEALLOC_INSTALLED = 1;
     }
     Py_RETURN_NONE;
 }
@@ -1620,6 +1662,19 @@ mod_use_ndarray(PyObject *m, PyObject *args)
             ok = t == ((((ArrayHead *)a)->flags & bits[b]) != 0);
         }
         Py_XDECREF(fl);
+        /* the weak reference list: empty, then the weak reference made here */
+        if (ok) {
+            PyObject **wl = &((ArrayHead *)a)->weakreflist;
+            ok = *wl == NULL;
+            PyObject *wr = ok ? PyWeakref_NewRef(a, NULL) : NULL;
+            if (ok && wr == NULL) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            ok = ok && *wl == wr;
+            Py_XDECREF(wr);
+            ok = ok && *wl == NULL;
+        }
     }
     Py_DECREF(seq);
     if (ok) {
@@ -1676,7 +1731,7 @@ mod_in_place_count(PyObject *m, PyObject *unused)
 static PyObject *
 mod_fast_dealloc(PyObject *m, PyObject *unused)
 {
-    return PyBool_FromLong(DEALLOC_INSTALLED);
+    return PyBool_FromLong(INSTALLED_T != NULL && INSTALLED_T == Tensor_T);
 }
 
 static PyObject *
