@@ -9,6 +9,7 @@ Layout conventions follow TensorFlow: images are NHWC, filters HWIO.
 """
 from __future__ import annotations
 
+import functools
 import math as _pymath
 
 import numpy as np
@@ -629,9 +630,12 @@ def _out_size(size, k, s, d, pads):
 
 
 class _Geometry:
-    """Output size and per-tap row/column ranges of a 2-D window op (conv or pool)."""
+    """Output size and per-tap row/column ranges of a 2-D window op (conv or pool).
 
-    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full")
+    Immutable; made through :func:`_geometry`, which keeps the recent ones (a training step
+    asks for the same few geometries in every call)."""
+
+    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full", "_taps")
 
     def __init__(self, h, w, kh, kw, strides, dilations, pads):
         sh, sw = strides
@@ -645,10 +649,19 @@ class _Geometry:
         # every tap covers every output position: patches need no zero fill
         self.full = all(r is not None and r[0] == 0 and r[1] == self.oh for r in self.rows) and \
             all(c is not None and c[0] == 0 and c[1] == self.ow for c in self.cols)
+        self._taps = {}
 
     def taps(self, r0=0, r1=None):
         """(i, j, out rows, out cols, in rows, in cols) for output rows ``[r0, r1)``."""
         r1 = self.oh if r1 is None else r1
+        found = self._taps.get((r0, r1))
+        if found is None:
+            found = tuple(self._make_taps(r0, r1))
+            if len(self._taps) < 64:
+                self._taps[(r0, r1)] = found
+        return found
+
+    def _make_taps(self, r0, r1):
         sh, sw = self.s
         for i, r in enumerate(self.rows):
             if r is None:
@@ -666,6 +679,16 @@ class _Geometry:
                 clo, chi, cstart = c
                 cin = slice(cstart, cstart + (chi - clo - 1) * sw + 1, sw)
                 yield i, j, rout, slice(clo, chi), rin, cin
+
+
+@functools.lru_cache(maxsize=256)
+def _geometry_cached(h, w, kh, kw, strides, dilations, pads):
+    return _Geometry(h, w, kh, kw, strides, dilations, pads)
+
+
+def _geometry(h, w, kh, kw, strides, dilations, pads):
+    return _geometry_cached(int(h), int(w), int(kh), int(kw), tuple(strides),
+                            tuple(dilations), tuple(tuple(p) for p in pads))
 
 
 def _blocks(n, oh, bytes_per_row, budget):
@@ -728,7 +751,7 @@ def _col2im_add(dx, dp, geo, n0, n1, r0, r1):
 def _conv_fwd(xp, x, w, strides, dilations, pads):
     n, h, wd, c = x.shape
     kh, kw, _, o = w.shape
-    geo = _Geometry(h, wd, kh, kw, strides, dilations, pads)
+    geo = _geometry(h, wd, kh, kw, strides, dilations, pads)
     k = kh * kw * c
     wmat = w.reshape(k, o)
     if geo.identity:
@@ -747,7 +770,7 @@ def _conv_fwd(xp, x, w, strides, dilations, pads):
 def _conv_bp_input_fwd(xp, g, w, input_shape, strides, dilations, pads):
     n, h, wd, c = input_shape
     kh, kw, _, o = w.shape
-    geo = _Geometry(h, wd, kh, kw, strides, dilations, pads)
+    geo = _geometry(h, wd, kh, kw, strides, dilations, pads)
     k = kh * kw * c
     wmat_t = w.reshape(k, o).T
     if geo.identity:
@@ -769,7 +792,7 @@ def _conv_bp_input_fwd(xp, g, w, input_shape, strides, dilations, pads):
 def _conv_bp_filter_fwd(xp, x, g, filter_shape, strides, dilations, pads):
     n, h, wd, c = x.shape
     kh, kw, _, o = filter_shape
-    geo = _Geometry(h, wd, kh, kw, strides, dilations, pads)
+    geo = _geometry(h, wd, kh, kw, strides, dilations, pads)
     k = kh * kw * c
     if geo.identity:
         return xp.matmul(x.reshape(-1, c).T, g.reshape(-1, o)).reshape(filter_shape)
@@ -972,7 +995,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
 # --- pooling -----------------------------------------------------------------------------------
 
 def _pool_geo(shape, ksize, strides, pads):
-    return _Geometry(shape[1], shape[2], ksize[0], ksize[1], strides, (1, 1), pads)
+    return _geometry(shape[1], shape[2], ksize[0], ksize[1], strides, (1, 1), pads)
 
 
 def _max_pool_fwd(xp, x, ksize, strides, pads):
