@@ -143,7 +143,6 @@ tensor_dealloc(PyObject *self)
     Py_TRASHCAN_END
 }
 
-/* Whether Tensor's layout is the one tensor_dealloc knows; fills TENSOR_SLOT_OFFS. */
 static int
 getenv_flag(const char *name)
 {
@@ -151,6 +150,7 @@ getenv_flag(const char *name)
     return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
+/* Whether Tensor's layout is the one tensor_dealloc knows; fills TENSOR_SLOT_OFFS. */
 static int
 tensor_layout_ok(PyTypeObject *tp, PyTypeObject *sub)
 {
@@ -158,8 +158,10 @@ tensor_layout_ok(PyTypeObject *tp, PyTypeObject *sub)
     /* 3.12 on: __slots__ classes keep their weak references before the object (managed)
      * and reference counting has more to it (immortal objects, tracers): CPython's own
      * deallocator stays */
+    (void)tp;
+    (void)sub;
     return 0;
-#endif
+#else
     unsigned long need = Py_TPFLAGS_HEAPTYPE | Py_TPFLAGS_HAVE_GC;
     if ((tp->tp_flags & need) != need || tp->tp_base != &PyBaseObject_Type ||
             tp->tp_dealloc != sub->tp_dealloc ||   /* both CPython's subtype_dealloc */
@@ -193,6 +195,7 @@ tensor_layout_ok(PyTypeObject *tp, PyTypeObject *sub)
         return 0;
     N_TENSOR_SLOTS = n;
     return 1;
+#endif
 }
 
 /* A Tensor holding ``value`` (stolen) on ``dev`` (borrowed); NULL on error. */
