@@ -117,4 +117,5 @@ def _erf_numpy(x):
     """erf to float64 precision without SciPy (Abramowitz-Stegun 7.1.26 is too coarse)."""
     import math
     f = np.frompyfunc(math.erf, 1, 1)
-    return f(x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+    # (np.asarray: on a 0-d input, newer NumPy returns the Python float itself)
+    return np.asarray(f(x)).astype(x.dtype if x.dtype.kind == "f" else np.float64)
