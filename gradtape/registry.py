@@ -277,13 +277,10 @@ def raw_ops(device) -> RawOps:
 
 
 from . import tape as _tape  # noqa: E402  (the tape records what apply runs)
-from .tensor import Variable, _speedups  # noqa: E402
-
-_new_tensor = Tensor   # Tensor(value, device), without the __init__ frame when C is there
+from .tensor import Variable, _new_tensor, _speedups  # noqa: E402
 
 if _speedups is not None:
     _speedups.setup(Tensor, Variable, STATE, _tls, _ThreadState, Op, _slow_path)
-    _new_tensor = _speedups.wrap
 
     def _check_ndarray():
         import numpy as np

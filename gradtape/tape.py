@@ -15,10 +15,7 @@ import numpy as np
 from . import nest
 from .backend import base as _devbase
 from .registry import STATE, _slow_path, _tls, diff_ops, raw_ops, thread_state
-from .tensor import Tensor, Variable, _snapshot, _speedups
-
-# Tensor(value, device) without the __init__ frame when the C module is there
-_wrap = _speedups.wrap if _speedups is not None else Tensor
+from .tensor import Tensor, Variable, _new_tensor, _snapshot, _speedups
 
 __all__ = ["GradientTape", "UnconnectedGradients", "record", "backward"]
 
@@ -593,10 +590,7 @@ def _seed(target: Tensor, og, differentiable):
     dev = target._device
     v = target._value
     if og is None:
-        if dev.needs_switch:
-            with dev.activate():
-                arr = dev.xp.ones(v.shape, dtype=v.dtype)
-        else:
+        with dev.activate():
             arr = dev.xp.empty(v.shape, dtype=v.dtype)   # (np.ones: empty + fill in Python)
             arr.fill(1)
         return Tensor(arr, dev) if differentiable else arr
@@ -623,7 +617,7 @@ def _result(source: Tensor, g, zero, differentiable):
         return None
     if differentiable:
         return g
-    return _wrap(g, source._device)
+    return _new_tensor(g, source._device)
 
 
 if _speedups is not None:

@@ -287,6 +287,11 @@ class _Ref:
         return isinstance(other, _Ref) and other._obj is self._obj
 
 
+# Tensor(value, device) without the __init__ frame when the C module is there (its wrap is
+# usable once registry.py has called _speedups.setup, which importing gradtape does)
+_new_tensor = _speedups.wrap if _speedups is not None else Tensor
+
+
 class Variable(Tensor):
     """A mutable tensor; trainable Variables are watched by tapes when read.
 

@@ -638,10 +638,8 @@ class StrictDevice(Device):
 
     def asarray(self, value, dtype=None):
         """Upload a host value (or copy a strict array of another strict device)."""
-        if self.needs_switch:
-            with self.activate():
-                return self._asarray(value, dtype)
-        return self._asarray(value, dtype)
+        with self.activate():
+            return self._asarray(value, dtype)
 
     def _asarray(self, value, dtype=None):
         if type(value) is StrictArray:
