@@ -860,7 +860,6 @@ typedef struct {
     int binary;
     OpFlags flags;
     DevCache cache;
-    PyObject *float_descr;  /* unary: the last NumPy float dtype seen (float_only check) */
 } OpFn;
 
 
@@ -880,19 +879,13 @@ unary_call(OpFn *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         return NULL;
     if (!self->cache.ok)
         goto fallback;
-    if (self->float_only && !(Py_TYPE(v) == NDARRAY_T && OFF_DESCR >= 0 &&
-                              SLOT(v, OFF_DESCR) == self->float_descr)) {
-        PyObject *dt = NULL;
-        int k = array_kind(v, &dt);
+    if (self->float_only) {
+        int k = array_kind(v, NULL);
         if (k < 0) {
             if (recoverable())
                 goto fallback;
             return NULL;
         }
-        if (k == 'f' && Py_TYPE(v) == NDARRAY_T && OFF_DESCR >= 0)
-            Py_XSETREF(self->float_descr, dt);   /* (the reference array_kind gave) */
-        else
-            Py_DECREF(dt);
         if (k != 'f')
             goto fallback;
     }
@@ -1038,7 +1031,6 @@ opfn_dealloc(OpFn *self)
     Py_XDECREF(self->flags.op);
     Py_XDECREF(self->cache.dev);
     Py_XDECREF(self->cache.func);
-    Py_XDECREF(self->float_descr);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1126,7 +1118,6 @@ opfn_new(PyObject *op, PyObject *fallback, int float_only)
     f->cache.dev = NULL;
     f->cache.func = NULL;
     f->cache.ok = 0;
-    f->float_descr = NULL;
     if (read_op_flags(op, &f->flags) < 0) {
         Py_DECREF(f);
         return NULL;
@@ -1209,9 +1200,8 @@ same_shape_fast(PyObject *a, PyObject *b)
  * bound by the identity of the rule function (set_rule(name, function)): a rule replaced at
  * run time goes back to being called.
  *
- * A cotangent that nothing else holds (the sweep's reference is its only one, and it is a
- * NumPy array owning writeable memory) is multiplied in place in the unary rules, which
- * saves one array of the output's size per op. */
+ * A cotangent that nothing else can see (sole_array) is multiplied in place by the rules that
+ * multiply it, which saves one array of the output's size per op. */
 enum { R_NONE, R_ADD, R_SUB, R_MUL, R_NEG, R_TANH, R_RELU, R_COUNT };
 static const char *RULE_NAMES[R_COUNT] = {"", "add", "subtract", "multiply", "negative",
                                           "tanh", "relu"};
@@ -1240,10 +1230,10 @@ sole_array(PyObject *g)
            (a->flags & (ARRAY_OWNDATA | ARRAY_WRITEABLE)) == (ARRAY_OWNDATA | ARRAY_WRITEABLE);
 }
 
-/* ``g * f`` (new reference); in place in g when g is sole and f is an array of g's dtype and
- * shape or a Python number (the result is then g's dtype and shape either way). */
 static unsigned long long N_IN_PLACE = 0;   /* (for the tests) */
 
+/* ``g * f`` (new reference); in place in g when g is sole and f is an array of g's dtype and
+ * shape or a Python number (the result is then g's dtype and shape either way). */
 static PyObject *
 times(PyObject *g, PyObject *f, int sole, int bool_ok)
 {
