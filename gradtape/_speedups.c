@@ -1745,6 +1745,193 @@ mod_wrap(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     return wrap_value(Py_NewRef(args[0]), args[1]);
 }
 
+/* ---- optimizer updates on host arrays, one pass per variable ---------------------------------
+ *
+ * adam(p, g, m, v, out, c1, c2, eps, alpha, decay, lr) and
+ * sgd(p, g, mom, out, lr, momentum, nesterov) compute, element by element and in the dtype of
+ * the arrays (float32 or float64), exactly the array operations of Adam._update and
+ * SGD._update, in the same order with the same roundings (each Python float is rounded to
+ * the arrays' dtype first, as NumPy does with a Python scalar): the result is bit-identical
+ * to the NumPy update, read once and written once instead of nine passes over memory.
+ * ``m``, ``v`` and ``mom`` are updated in place; the new parameter goes to ``out`` (a fresh
+ * array: tapes may hold the old buffer). Every array must be C-contiguous, of one dtype and
+ * one size; ``out`` must not overlap the others. */
+
+#define HOSTK_MAX 5
+
+typedef struct {
+    Py_buffer b[HOSTK_MAX];
+    int n;
+} Views;
+
+static void
+views_release(Views *vs)
+{
+    for (int i = 0; i < vs->n; i++)
+        PyBuffer_Release(&vs->b[i]);
+    vs->n = 0;
+}
+
+/* Buffers of ``objs`` (the first ``n_read`` read-only), all C-contiguous, one format 'f' or
+ * 'd', one length; returns the format character or 0 with an exception set. */
+static char
+views_get(Views *vs, const char *fn, const char *const *names, PyObject *const *objs,
+          int count, int n_read)
+{
+    vs->n = 0;
+    for (int i = 0; i < count; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i < n_read ? 0 : PyBUF_WRITABLE);
+        if (PyObject_GetBuffer(objs[i], &vs->b[i], flags) < 0) {
+            views_release(vs);
+            PyErr_Format(PyExc_TypeError, "%s: %s must be a C-contiguous%s float32 or float64 "
+                         "array", fn, names[i], i < n_read ? "" : ", writeable");
+            return 0;
+        }
+        vs->n++;
+    }
+    const char *f0 = vs->b[0].format;
+    char kind = (f0 != NULL && (f0[0] == 'f' || f0[0] == 'd') && f0[1] == '\0') ? f0[0] : 0;
+    if (kind == 0) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be float32 or float64, got format %s", fn,
+                     names[0], f0 ? f0 : "B");
+        views_release(vs);
+        return 0;
+    }
+    for (int i = 1; i < count; i++) {
+        const char *f = vs->b[i].format;
+        if (f == NULL || f[0] != kind || f[1] != '\0' || vs->b[i].len != vs->b[0].len) {
+            PyErr_Format(PyExc_ValueError, "%s: %s must have the dtype and size of %s "
+                         "(%zd bytes of %s; got %zd bytes of %s)", fn, names[i], names[0],
+                         vs->b[0].len, f0, vs->b[i].len, f ? f : "B");
+            views_release(vs);
+            return 0;
+        }
+    }
+    /* out (the last) is a fresh array: it must share no memory with the others */
+    const char *o = (const char *)vs->b[count - 1].buf;
+    Py_ssize_t len = vs->b[0].len;
+    for (int i = 0; i < count - 1; i++) {
+        const char *a = (const char *)vs->b[i].buf;
+        if (len && a < o + len && o < a + len) {
+            PyErr_Format(PyExc_ValueError, "%s: %s overlaps %s", fn, names[count - 1],
+                         names[i]);
+            views_release(vs);
+            return 0;
+        }
+    }
+    return kind;
+}
+
+#define ADAM_LOOP(T, SQRT)                                                                  \
+    do {                                                                                    \
+        const T *p = (const T *)vs.b[0].buf, *g = (const T *)vs.b[1].buf;                  \
+        T *m = (T *)vs.b[2].buf, *v = (T *)vs.b[3].buf, *out = (T *)vs.b[4].buf;           \
+        const T c1 = (T)c1d, c2 = (T)c2d, eps = (T)epsd, alpha = (T)alphad;                \
+        const T decay = (T)decayd, lr = (T)lrd;                                             \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                \
+            T pi = p[i], gi = g[i], t;                                                      \
+            if (use_decay) {                                                                \
+                t = pi * decay;                                                             \
+                t = t * lr;                                                                 \
+                pi = pi - t;                                                                \
+            }                                                                               \
+            t = gi - m[i];                                                                  \
+            t = t * c1;                                                                     \
+            const T mi = m[i] + t;                                                          \
+            m[i] = mi;                                                                      \
+            t = gi * gi;                                                                    \
+            t = t - v[i];                                                                   \
+            t = t * c2;                                                                     \
+            const T vi = v[i] + t;                                                          \
+            v[i] = vi;                                                                      \
+            t = SQRT(vi);                                                                   \
+            t = t + eps;                                                                    \
+            t = mi / t;                                                                     \
+            t = t * alpha;                                                                  \
+            out[i] = pi - t;                                                                \
+        }                                                                                   \
+    } while (0)
+
+static PyObject *
+mod_adam(PyObject *mod, PyObject *args)
+{
+    static const char *const names[] = {"p", "g", "m", "v", "out"};
+    PyObject *objs[5];
+    double c1d, c2d, epsd, alphad, decayd, lrd;
+    if (!PyArg_ParseTuple(args, "OOOOOdddddd:adam", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &c1d, &c2d, &epsd, &alphad, &decayd, &lrd))
+        return NULL;
+    Views vs;
+    char kind = views_get(&vs, "adam", names, objs, 5, 2);
+    if (kind == 0)
+        return NULL;
+    const int use_decay = decayd != 0.0;
+    if (kind == 'f') {
+        Py_ssize_t n = vs.b[0].len / (Py_ssize_t)sizeof(float);
+        Py_BEGIN_ALLOW_THREADS
+        ADAM_LOOP(float, __builtin_sqrtf);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        Py_ssize_t n = vs.b[0].len / (Py_ssize_t)sizeof(double);
+        Py_BEGIN_ALLOW_THREADS
+        ADAM_LOOP(double, __builtin_sqrt);
+        Py_END_ALLOW_THREADS
+    }
+    views_release(&vs);
+    Py_RETURN_NONE;
+}
+
+#define SGD_LOOP(T)                                                                         \
+    do {                                                                                    \
+        const T *p = (const T *)vs.b[0].buf, *g = (const T *)vs.b[1].buf;                  \
+        T *mom = (T *)vs.b[2].buf, *out = (T *)vs.b[3].buf;                                \
+        const T lr = (T)lrd, mu = (T)mud, minus_one = (T)-1;                                \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                \
+            T step = g[i] * lr;                                                             \
+            T mi = mom[i] * mu;                                                             \
+            mi = mi - step;                                                                 \
+            mom[i] = mi;                                                                    \
+            if (nesterov) {                                                                 \
+                step = step * minus_one;                                                    \
+                step = step + mi * mu;                                                      \
+                out[i] = p[i] + step;                                                       \
+            }                                                                               \
+            else                                                                            \
+                out[i] = p[i] + mi;                                                         \
+        }                                                                                   \
+    } while (0)
+
+static PyObject *
+mod_sgd(PyObject *mod, PyObject *args)
+{
+    static const char *const names[] = {"p", "g", "momentum", "out"};
+    PyObject *objs[4];
+    double lrd, mud;
+    int nesterov;
+    if (!PyArg_ParseTuple(args, "OOOOddp:sgd", &objs[0], &objs[1], &objs[2], &objs[3], &lrd,
+                          &mud, &nesterov))
+        return NULL;
+    Views vs;
+    char kind = views_get(&vs, "sgd", names, objs, 4, 2);
+    if (kind == 0)
+        return NULL;
+    if (kind == 'f') {
+        Py_ssize_t n = vs.b[0].len / (Py_ssize_t)sizeof(float);
+        Py_BEGIN_ALLOW_THREADS
+        SGD_LOOP(float);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        Py_ssize_t n = vs.b[0].len / (Py_ssize_t)sizeof(double);
+        Py_BEGIN_ALLOW_THREADS
+        SGD_LOOP(double);
+        Py_END_ALLOW_THREADS
+    }
+    views_release(&vs);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
     {"setup", mod_setup, METH_VARARGS,
      "setup(Tensor, Variable, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
@@ -1768,6 +1955,10 @@ static PyMethodDef mod_methods[] = {
     {"fast_dealloc", mod_fast_dealloc, METH_NOARGS,
      "Whether Tensor's own deallocator (with its free list) is installed."},
     {"sweep", mod_sweep, METH_VARARGS, "The backward sweep's common case (see tape._backward)."},
+    {"adam", mod_adam, METH_VARARGS,
+     "adam(p, g, m, v, out, c1, c2, eps, alpha, decay, lr): Adam._update in one pass."},
+    {"sgd", mod_sgd, METH_VARARGS,
+     "sgd(p, g, momentum, out, lr, momentum, nesterov): SGD._update with momentum in one pass."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -34,7 +34,7 @@ from . import capture as _capture
 from .backend import kernels as _kernels
 from .backend import DeviceError
 from .dtypes import as_dtype
-from .tensor import Tensor, Variable, convert_to_tensor
+from .tensor import Tensor, Variable, _speedups, convert_to_tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get",
            "serialize", "deserialize", "LearningRateSchedule", "ExponentialDecay", "CosineDecay",
@@ -508,6 +508,8 @@ class Optimizer:
             next_it = it._value + 1   # the count after this step (fused kernels read it)
         schedule = isinstance(self._learning_rate, LearningRateSchedule)
         fusable = self._fusable()
+        # NumPy variables: one C pass per variable where the optimizer has one
+        host_pass = fusable and _speedups is not None and type(lr) is float
         for g, v in zip(grads, (v for _, v in live)):
             dev = v._device
             # On a device, the count comes from the iterations Variable's buffer (no host
@@ -521,8 +523,14 @@ class Optimizer:
                     v_lr = Tensor(lr_dev, dev)
             slots = self._slots_for(v)
             lr_v = v_lr if type(v_lr) is float else self._lr_on(v_lr, v)
+            p = v._value
+            if host_pass and dev.xp is np and p.dtype.char in "fd" and p.flags.c_contiguous \
+                    and g.flags.c_contiguous:
+                new = self._host_update(p, g, {k: s._value for k, s in slots.items()}, lr, step)
+                if new is not None:
+                    v._assign_array(new)
+                    continue
             with dev.activate() if dev.needs_switch else _NO_SWITCH:
-                p = v._value
                 slot_arrays = {k: s._value for k, s in slots.items()}
                 scalar = p.ndim == 0
                 if fusable and dev.fused_updates and not scalar and p.dtype.itemsize >= 4:
@@ -582,6 +590,13 @@ class Optimizer:
         """Update ``p`` and the slots in place with a kernel of backend.kernels; ``t`` is the
         step number from 1 (an int or a device 0-d array)."""
         raise NotImplementedError(f"{type(self).__name__} has no fused update")
+
+    def _host_update(self, p, g, slots, lr, step):
+        """The new value of a NumPy variable (C-contiguous float32 or float64, as its gradient)
+        computed in one pass by the C module, weight decay included, bit-identical to
+        :meth:`_update`; None where the optimizer has no such pass for these arguments. Called
+        only when :meth:`_fusable`; ``lr`` is a float, ``step`` the count before the update."""
+        return None
 
     # --- clipping -----------------------------------------------------------------------------
     def _clip(self, grads):
@@ -718,11 +733,19 @@ class SGD(Optimizer):
         return (("momentum", 0),) if self.momentum else ()
 
     def _fusable(self):
-        return not self.weight_decay
+        return not self.weight_decay and type(self)._update is SGD._update
 
     def _fused_update(self, xp, p, g, slots, lr, t):
         _kernels.sgd_momentum_update(xp, p, g, slots["momentum"] if self.momentum else None,
                                      lr, self.momentum, self.nesterov)
+
+    def _host_update(self, p, g, slots, lr, step):
+        mom = slots.get("momentum")
+        if mom is None or not mom.flags.c_contiguous:
+            return None   # (without momentum: two NumPy passes already)
+        out = np.empty_like(p)
+        _speedups.sgd(p, g, mom, out, lr, self.momentum, self.nesterov)
+        return out
 
     def _update(self, xp, p, g, slots, lr, step):
         step_size = g * lr
@@ -774,6 +797,18 @@ class Adam(Optimizer):
     def _fused_update(self, xp, p, g, slots, lr, t):
         _kernels.adam_update(xp, p, g, slots["m"], slots["v"], lr, t, self.beta_1,
                              self.beta_2, self.epsilon, float(self.weight_decay or 0.0))
+
+    def _host_update(self, p, g, slots, lr, step):
+        m, v = slots["m"], slots["v"]
+        if not (m.flags.c_contiguous and v.flags.c_contiguous):
+            return None
+        t = step + 1
+        b1, b2 = self.beta_1, self.beta_2
+        alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
+        out = np.empty_like(p)
+        _speedups.adam(p, g, m, v, out, 1.0 - b1, 1.0 - b2, self.epsilon,
+                       alpha, float(self.weight_decay or 0.0), lr)
+        return out
 
     def _update(self, xp, p, g, slots, lr, step):
         t = step + 1

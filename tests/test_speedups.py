@@ -510,3 +510,100 @@ def test_a_finalizer_added_to_tensor_runs_for_every_tensor():
         "    gt.tanh(x)\n"
         "print(len(calls))")
     assert out == "100"
+
+
+# --- the optimizers' one-pass updates on NumPy variables -------------------------------------
+
+def _host_optimizers():
+    return [
+        ("Adam", lambda: gt.optimizers.Adam(0.01)),
+        ("Adam, weight decay", lambda: gt.optimizers.Adam(0.01, weight_decay=0.05)),
+        ("AdamW", lambda: gt.optimizers.AdamW(0.01, weight_decay=0.1)),
+        ("SGD momentum", lambda: gt.optimizers.SGD(0.1, momentum=0.9)),
+        ("SGD Nesterov", lambda: gt.optimizers.SGD(0.1, momentum=0.9, nesterov=True)),
+        ("Adam, schedule", lambda: gt.optimizers.Adam(
+            gt.optimizers.schedules.ExponentialDecay(0.01, 2, 0.5))),
+    ]
+
+
+def _run_steps(make, dtype, use_c, monkeypatch, steps=4):
+    """Variables (a matrix, a vector, a 0-d scalar) and slots after ``steps`` updates."""
+    rng = np.random.default_rng(3)
+    values = [rng.standard_normal((5, 7)), rng.standard_normal(7), np.array(0.3)]
+    vs = [gt.Variable(a.astype(dtype)) for a in values]
+    opt = make()
+    if not use_c:
+        monkeypatch.setattr(type(opt), "_host_update", lambda self, *args: None)
+    for k in range(steps):
+        grads = [gt.constant(rng.standard_normal(a.shape).astype(dtype)) for a in values]
+        if k == 1:
+            grads[0] = gt.constant(np.full((5, 7), np.nan, dtype))   # NaN propagates alike
+        opt.apply_gradients(zip(grads, vs))
+    monkeypatch.undo()
+    slots = [s.numpy() for v in vs for s in opt._slots_for(v).values()]
+    return [v.numpy() for v in vs] + slots
+
+
+@needs_c
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("label,make", _host_optimizers(), ids=[n for n, _ in _host_optimizers()])
+def test_host_update_is_bit_identical_to_numpy(label, make, dtype, monkeypatch):
+    calls = []
+    for name in ("adam", "sgd"):
+        fn = getattr(_speedups, name)
+        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
+                                                                            _fn(*a))[1])
+    fast = _run_steps(make, dtype, True, monkeypatch)
+    assert len(calls) == 4 * 3                     # every variable, every step, 0-d included
+    slow = _run_steps(make, dtype, False, monkeypatch)
+    assert len(fast) == len(slow) > 3
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_c
+def test_host_update_leaves_other_cases_to_numpy(monkeypatch):
+    calls = []
+    monkeypatch.setattr(_speedups, "adam", lambda *a: calls.append(a))
+    monkeypatch.setattr(_speedups, "sgd", lambda *a: calls.append(a))
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 6)).astype(np.float32)
+    ones = gt.ones_like
+    cases = [
+        (gt.optimizers.Adam(0.01, amsgrad=True), w, ones),           # no one-pass form
+        (gt.optimizers.SGD(0.1), w, ones),                           # no momentum
+        (gt.optimizers.Adam(gt.Variable(0.01)), w, ones),            # learning rate on device
+        (gt.optimizers.Adam(0.01), w.astype(np.float16), ones),      # float16
+        (gt.optimizers.Adam(0.01), w,                                # a transposed gradient
+         lambda v: gt.transpose(gt.ones((6, 4)))),
+    ]
+    for opt, value, grad in cases:
+        v = gt.Variable(value)
+        before = v.numpy().copy()
+        opt.apply_gradients([(grad(v), v)])
+        assert not np.array_equal(v.numpy(), before)
+    assert not gt.transpose(gt.ones((6, 4)))._value.flags.c_contiguous
+    assert calls == []
+
+
+@needs_c
+def test_host_kernels_refuse_bad_arrays():
+    a = np.zeros(6, np.float32)
+    with pytest.raises(TypeError, match=r"adam: p must be float32 or float64, got format"):
+        _speedups.adam(np.zeros(6, np.int32), a, a.copy(), a.copy(), a.copy(), .1, .1, 1e-7,
+                       1e-3, 0.0, 1e-3)
+    with pytest.raises(ValueError, match=r"adam: v must have the dtype and size of p "
+                                         r"\(24 bytes of f; got 20 bytes of f\)"):
+        _speedups.adam(a, a, a.copy(), np.zeros(5, np.float32), a.copy(), .1, .1, 1e-7, 1e-3,
+                       0.0, 1e-3)
+    with pytest.raises(ValueError, match=r"sgd: out overlaps momentum"):
+        m = np.zeros(6, np.float64)
+        _speedups.sgd(np.zeros(6), np.zeros(6), m, m, 0.1, 0.9, False)
+    with pytest.raises(TypeError, match=r"sgd: momentum must be a C-contiguous, writeable"):
+        ro = np.zeros(6)
+        ro.flags.writeable = False
+        _speedups.sgd(np.zeros(6), np.zeros(6), ro, np.zeros(6), 0.1, 0.9, False)
+    with pytest.raises(TypeError, match=r"adam: g must be a C-contiguous float32"):
+        _speedups.adam(a, np.zeros(12, np.float32)[::2], a.copy(), a.copy(), a.copy(), .1, .1,
+                       1e-7, 1e-3, 0.0, 1e-3)
