@@ -744,7 +744,10 @@ class SGD(Optimizer):
         if mom is None or not mom.flags.c_contiguous:
             return None   # (without momentum: two NumPy passes already)
         out = np.empty_like(p)
-        _speedups.sgd(p, g, mom, out, lr, self.momentum, self.nesterov)
+        try:
+            _speedups.sgd(p, g, mom, out, lr, self.momentum, self.nesterov)
+        except (TypeError, ValueError):
+            return None   # (refused before writing: a byte-swapped array, say)
         return out
 
     def _update(self, xp, p, g, slots, lr, step):
@@ -806,8 +809,11 @@ class Adam(Optimizer):
         b1, b2 = self.beta_1, self.beta_2
         alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
         out = np.empty_like(p)
-        _speedups.adam(p, g, m, v, out, 1.0 - b1, 1.0 - b2, self.epsilon,
-                       alpha, float(self.weight_decay or 0.0), lr)
+        try:
+            _speedups.adam(p, g, m, v, out, 1.0 - b1, 1.0 - b2, self.epsilon,
+                           alpha, float(self.weight_decay or 0.0), lr)
+        except (TypeError, ValueError):
+            return None   # (refused before writing: a byte-swapped array, say)
         return out
 
     def _update(self, xp, p, g, slots, lr, step):

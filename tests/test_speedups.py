@@ -607,3 +607,41 @@ def test_host_kernels_refuse_bad_arrays():
     with pytest.raises(TypeError, match=r"adam: g must be a C-contiguous float32"):
         _speedups.adam(a, np.zeros(12, np.float32)[::2], a.copy(), a.copy(), a.copy(), .1, .1,
                        1e-7, 1e-3, 0.0, 1e-3)
+
+
+@needs_c
+def test_host_update_takes_numpy_scalar_gradients(monkeypatch):
+    # a 0-d cotangent comes back from the sweep as a NumPy scalar, not an array
+    def run(use_c):
+        v = gt.Variable(np.float32(2.0))
+        w = gt.Variable(np.linspace(-1, 1, 3).astype(np.float32))
+        opt = gt.optimizers.Adam(0.1)
+        if not use_c:
+            monkeypatch.setattr(gt.optimizers.Adam, "_host_update", lambda self, *a: None)
+        for _ in range(3):
+            with gt.GradientTape() as tape:
+                loss = v * v + gt.reduce_sum(w * v)
+            grads = tape.gradient(loss, [v, w])
+            assert type(grads[0]._value) is np.float32
+            opt.apply_gradients(zip(grads, [v, w]))
+        monkeypatch.undo()
+        return v.numpy(), w.numpy()
+    fast, slow = run(True), run(False)
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a, b)
+    assert fast[0] != np.float32(2.0)
+
+
+@needs_c
+def test_host_update_refused_arrays_fall_back_to_numpy():
+    # the C pass refuses a byte-swapped array before writing anything; NumPy updates it
+    value = np.linspace(-1, 1, 6).astype(np.float32)
+    results = []
+    for dtype in ("<f4", ">f4"):
+        v = gt.Variable(value.astype(dtype))
+        opt = gt.optimizers.Adam(0.1)
+        for _ in range(2):
+            opt.apply_gradients([(gt.constant(value.astype(dtype) * 3), v)])
+        results.append(v.numpy().astype(np.float32))
+    np.testing.assert_array_equal(results[0], results[1])
+    assert not np.array_equal(results[0], value)
