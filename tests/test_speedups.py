@@ -634,14 +634,35 @@ def test_host_update_takes_numpy_scalar_gradients(monkeypatch):
 
 @needs_c
 def test_host_update_refused_arrays_fall_back_to_numpy():
-    # the C pass refuses a byte-swapped array before writing anything; NumPy updates it
-    value = np.linspace(-1, 1, 6).astype(np.float32)
+    # the C pass refuses a byte-swapped array before writing anything: None, slots untouched
+    opt = gt.optimizers.Adam(0.1)
+    p = np.linspace(-1, 1, 6).astype(">f4")
+    g = np.ones(6, ">f4")
+    slots = {"m": np.full(6, 0.5, np.float32), "v": np.full(6, 0.25, np.float32)}
+    assert opt._host_update(p, g, slots, 0.1, 0) is None
+    assert (slots["m"] == 0.5).all() and (slots["v"] == 0.25).all()
+    sgd = gt.optimizers.SGD(0.1, momentum=0.9)
+    mom = np.full(6, 0.5, np.float32)
+    assert sgd._host_update(p, g, {"momentum": mom}, 0.1, 0) is None
+    assert (mom == 0.5).all()
+
+
+def test_byte_swapped_inputs_become_native():
+    # tensors hold native arrays, so a byte-swapped variable trains like a native one
+    value = np.linspace(-1, 1, 6)
     results = []
     for dtype in ("<f4", ">f4"):
         v = gt.Variable(value.astype(dtype))
+        c = gt.constant(value.astype(dtype))
+        assert v._value.dtype.isnative and c._value.dtype.isnative
+        assert v.dtype == c.dtype == gt.float32
         opt = gt.optimizers.Adam(0.1)
         for _ in range(2):
-            opt.apply_gradients([(gt.constant(value.astype(dtype) * 3), v)])
-        results.append(v.numpy().astype(np.float32))
+            with gt.GradientTape() as tape:
+                loss = gt.reduce_sum(v * c)
+            opt.apply_gradients(zip(tape.gradient(loss, [v]), [v]))
+        v.assign(v + value.astype(">f4"))
+        assert v._value.dtype.isnative
+        results.append(v.numpy())
     np.testing.assert_array_equal(results[0], results[1])
-    assert not np.array_equal(results[0], value)
+    assert not np.array_equal(results[0], 2 * value.astype(np.float32))

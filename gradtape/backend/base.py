@@ -65,8 +65,13 @@ class Device:
         return isinstance(value, np.ndarray)
 
     def asarray(self, value, dtype=None):
-        """Place a host value (scalar, list, NumPy array) on this device."""
-        return np.asarray(value, dtype=dtype)
+        """Place a host value (scalar, list, NumPy array) on this device, in native byte order
+        (a byte-swapped array, say from a big-endian file, is converted once here, so that
+        the dtypes of values and of their gradients, which NumPy computes natively, agree)."""
+        arr = np.asarray(value, dtype=dtype)
+        if not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        return arr
 
     def to_host(self, array) -> np.ndarray:
         """Copy an array of this device to a host NumPy array."""
