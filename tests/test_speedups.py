@@ -647,22 +647,26 @@ def test_host_update_refused_arrays_fall_back_to_numpy():
     assert (mom == 0.5).all()
 
 
-def test_byte_swapped_inputs_become_native():
+@pytest.mark.parametrize("device", ["cpu:0", "strict:0"])
+def test_byte_swapped_inputs_become_native(device):
     # tensors hold native arrays, so a byte-swapped variable trains like a native one
     value = np.linspace(-1, 1, 6)
     results = []
     for dtype in ("<f4", ">f4"):
-        v = gt.Variable(value.astype(dtype))
-        c = gt.constant(value.astype(dtype))
-        assert v._value.dtype.isnative and c._value.dtype.isnative
+        with gt.device(device):
+            v = gt.Variable(value.astype(dtype))
+            c = gt.constant(value.astype(dtype))
+        assert v.device.name == c.device.name == device
+        assert v.numpy().dtype.isnative and c.numpy().dtype.isnative
         assert v.dtype == c.dtype == gt.float32
         opt = gt.optimizers.Adam(0.1)
         for _ in range(2):
             with gt.GradientTape() as tape:
                 loss = gt.reduce_sum(v * c)
             opt.apply_gradients(zip(tape.gradient(loss, [v]), [v]))
-        v.assign(v + value.astype(">f4"))
-        assert v._value.dtype.isnative
+        with gt.device(device):
+            v.assign(v + value.astype(">f4"))
+        assert v.numpy().dtype.isnative
         results.append(v.numpy())
     np.testing.assert_array_equal(results[0], results[1])
     assert not np.array_equal(results[0], 2 * value.astype(np.float32))

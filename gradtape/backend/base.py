@@ -11,6 +11,15 @@ import numpy as np
 SWITCHING_DEVICES = False
 
 
+
+def native_order(arr):
+    """``arr`` itself, or a copy in native byte order when it is byte-swapped (devices keep
+    native arrays only: NumPy computes results and gradients natively)."""
+    dt = getattr(arr, "dtype", None)
+    if dt is not None and not dt.isnative:
+        return arr.astype(dt.newbyteorder("="))
+    return arr
+
 class DeviceError(RuntimeError):
     """A device is unknown, unavailable, or two devices were mixed."""
 
@@ -68,10 +77,7 @@ class Device:
         """Place a host value (scalar, list, NumPy array) on this device, in native byte order
         (a byte-swapped array, say from a big-endian file, is converted once here, so that
         the dtypes of values and of their gradients, which NumPy computes natively, agree)."""
-        arr = np.asarray(value, dtype=dtype)
-        if not arr.dtype.isnative:
-            arr = arr.astype(arr.dtype.newbyteorder("="))
-        return arr
+        return native_order(np.asarray(value, dtype=dtype))
 
     def to_host(self, array) -> np.ndarray:
         """Copy an array of this device to a host NumPy array."""

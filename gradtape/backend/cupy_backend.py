@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Device, DeviceError
+from .base import Device, DeviceError, native_order
 
 
 def load_cupy():
@@ -44,7 +44,7 @@ class CupyDevice(Device):
         with self._cuda_device:
             if isinstance(value, self._cupy.ndarray) and value.device.id != self.index:
                 return self._cupy.asarray(value.get(), dtype=dtype)
-            return self._cupy.asarray(value, dtype=dtype)
+            return self._cupy.asarray(native_order(value), dtype=dtype)
 
     def to_host(self, array) -> np.ndarray:
         self.sync_count += 1

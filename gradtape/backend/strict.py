@@ -34,7 +34,7 @@ import types
 
 import numpy as np
 
-from .base import Device, DeviceError
+from .base import Device, DeviceError, native_order
 
 __all__ = ["StrictDevice", "StrictArray", "StrictNamespace", "HostLeakError"]
 
@@ -655,7 +655,7 @@ class StrictDevice(Device):
             raise DeviceError(f"{self.name}: cannot place a GPU array here directly; copy it "
                               "to the host first")
         self.transfer_count += 1
-        return StrictArray(np.array(value, dtype=dtype, copy=True), self)
+        return StrictArray(native_order(np.array(value, dtype=dtype, copy=True)), self)
 
     def to_host(self, array) -> np.ndarray:
         """An explicit, counted copy to the host."""
