@@ -21,6 +21,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include <math.h>
+#include <stdint.h>
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
@@ -1935,6 +1936,224 @@ mod_sgd(PyObject *Py_UNUSED(mod), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- window ops on host arrays: convolution patches ---------------------------------------
+ *
+ * im2col(x, p, n0, r0, sh, sw, dh, dw, pt, pl) fills the patches p[b, r, q, i, j, :] of the
+ * NHWC array x: x[n0 + b, ih, iw, :] with ih = (r0 + r) * sh - pt + i * dh and
+ * iw = q * sw - pl + j * dw, zeros where that falls outside x (the padding). col2im_add(dx,
+ * dp, ...) adds such patch gradients back into dx, tap by tap in row-major order (the
+ * order, and so the roundings, of ops/nn.py's NumPy loop). Plain copies and adds of the
+ * arrays' dtype: the results are those of the NumPy loops, without their per-tap strided
+ * copies of a few channels each. */
+
+typedef struct {
+    Py_ssize_t n0, r0, sh, sw, dh, dw, pt, pl;
+} WinGeo;
+
+/* views of x-like (4-D) and patch (6-D) arrays of one format; 0 with an exception set */
+static int
+win_views(const char *fn, PyObject *a, PyObject *b, Py_buffer *va, Py_buffer *vb,
+          int b_writable, int a_writable)
+{
+    if (PyObject_GetBuffer(a, va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                           (a_writable ? PyBUF_WRITABLE : 0)) < 0)
+        return 0;
+    if (PyObject_GetBuffer(b, vb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                           (b_writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyBuffer_Release(va);
+        return 0;
+    }
+    const char *fa = va->format ? va->format : "B", *fb = vb->format ? vb->format : "B";
+    if (va->ndim != 4 || vb->ndim != 6 || strcmp(fa, fb) != 0 ||
+        va->itemsize != vb->itemsize || va->shape[3] != vb->shape[5]) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a 4-D array and 6-D patches of one dtype "
+                     "and channel count (got %d-D %s and %d-D %s)", fn, va->ndim, fa,
+                     vb->ndim, fb);
+        PyBuffer_Release(va);
+        PyBuffer_Release(vb);
+        return 0;
+    }
+    return 1;
+}
+
+static int
+win_geo(PyObject *args, Py_ssize_t first, WinGeo *g)
+{
+    Py_ssize_t *f[8] = {&g->n0, &g->r0, &g->sh, &g->sw, &g->dh, &g->dw, &g->pt, &g->pl};
+    for (int k = 0; k < 8; k++) {
+        *f[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, first + k));
+        if (*f[k] == -1 && PyErr_Occurred())
+            return 0;
+    }
+    if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1 || g->n0 < 0 || g->r0 < 0) {
+        PyErr_SetString(PyExc_ValueError, "window geometry out of range");
+        return 0;
+    }
+    return 1;
+}
+
+/* For each patch row (b, r) and tap (i, j): the output columns q whose input column
+ * iw = q * sw - pl + j * dw lies inside x, [qlo, qhi), are copied with fixed strides; the
+ * others, and whole taps whose input row is outside x, are zeros. */
+#define IM2COL_LOOP(U, ROW)                                                                 \
+    do {                                                                                    \
+        const size_t cw = (ROW), kk = (size_t)(KH * KW) * cw;                               \
+        const U *x = (const U *)vx.buf;                                                     \
+        U *pbase = (U *)vp.buf;                                                             \
+        for (Py_ssize_t b = 0; b < B; b++) {                                                \
+            const U *xb = x + (size_t)(g.n0 + b) * (size_t)H * (size_t)W * cw;              \
+            for (Py_ssize_t r = 0; r < R; r++) {                                            \
+                U *prow = pbase + ((size_t)(b * R + r) * (size_t)Q) * kk;                   \
+                const Py_ssize_t ih0 = (g.r0 + r) * g.sh - g.pt;                            \
+                for (Py_ssize_t i = 0; i < KH; i++) {                                       \
+                    const Py_ssize_t ih = ih0 + i * g.dh;                                   \
+                    for (Py_ssize_t j = 0; j < KW; j++) {                                   \
+                        U *pt = prow + (size_t)(i * KW + j) * cw;                           \
+                        const Py_ssize_t off = j * g.dw - g.pl;                             \
+                        Py_ssize_t qlo = Q, qhi = Q;                                        \
+                        if (ih >= 0 && ih < H) {                                            \
+                            /* q * sw + off in [0, W) */                                    \
+                            qlo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;                  \
+                            qhi = W - 1 - off >= 0 ? (W - 1 - off) / g.sw + 1 : 0;          \
+                            if (qhi > Q)                                                    \
+                                qhi = Q;                                                    \
+                            if (qlo > qhi)                                                  \
+                                qlo = qhi;                                                  \
+                        }                                                                   \
+                        for (Py_ssize_t q = 0; q < qlo; q++)                                \
+                            for (size_t c = 0; c < cw; c++)                                 \
+                                pt[(size_t)q * kk + c] = 0;                                 \
+                        if (qhi > qlo) {                                                    \
+                            const U *src = xb + ((size_t)ih * (size_t)W) * cw;              \
+                            const size_t xs = (size_t)g.sw * cw;                            \
+                            const U *sq = src + (size_t)(qlo * g.sw + off) * cw;            \
+                            U *dq = pt + (size_t)qlo * kk;                                  \
+                            if (cw == 1)                                                    \
+                                for (Py_ssize_t q = qlo; q < qhi; q++, sq += xs, dq += kk)  \
+                                    dq[0] = sq[0];                                          \
+                            else                                                            \
+                                for (Py_ssize_t q = qlo; q < qhi; q++, sq += xs, dq += kk)  \
+                                    for (size_t c = 0; c < cw; c++)                         \
+                                        dq[c] = sq[c];                                      \
+                        }                                                                   \
+                        for (Py_ssize_t q = qhi; q < Q; q++)                                \
+                            for (size_t c = 0; c < cw; c++)                                 \
+                                pt[(size_t)q * kk + c] = 0;                                 \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+static PyObject *
+mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
+        PyErr_SetString(PyExc_TypeError, "im2col(x, p, n0, r0, sh, sw, dh, dw, pt, pl)");
+        return NULL;
+    }
+    WinGeo g;
+    if (!win_geo(args, 2, &g))
+        return NULL;
+    Py_buffer vx, vp;
+    if (!win_views("im2col", PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), &vx, &vp,
+                   1, 0))
+        return NULL;
+    const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2];
+    const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
+    const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
+    const size_t row = (size_t)vx.shape[3] * (size_t)vx.itemsize;   /* bytes of C channels */
+    if (g.n0 + B > N) {
+        PyErr_SetString(PyExc_ValueError, "im2col: the patches ask for images past the input");
+        PyBuffer_Release(&vx);
+        PyBuffer_Release(&vp);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    /* (the channel rows are short, often one element: typed copies, not memcpy calls) */
+    if (row % 8 == 0)
+        IM2COL_LOOP(uint64_t, row / 8);
+    else if (row % 4 == 0)
+        IM2COL_LOOP(uint32_t, row / 4);
+    else
+        IM2COL_LOOP(unsigned char, row);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&vx);
+    PyBuffer_Release(&vp);
+    Py_RETURN_NONE;
+}
+
+#define COL2IM_LOOP(T)                                                                      \
+    do {                                                                                    \
+        T *dx = (T *)vx.buf;                                                                \
+        const T *dp = (const T *)vp.buf;                                                    \
+        for (Py_ssize_t i = 0; i < KH; i++)                                                 \
+            for (Py_ssize_t j = 0; j < KW; j++)                                             \
+                for (Py_ssize_t b = 0; b < B; b++)                                          \
+                    for (Py_ssize_t r = 0; r < R; r++) {                                    \
+                        const Py_ssize_t ih = (g.r0 + r) * g.sh - g.pt + i * g.dh;          \
+                        if (ih < 0 || ih >= H)                                              \
+                            continue;                                                       \
+                        for (Py_ssize_t q = 0; q < Q; q++) {                                \
+                            const Py_ssize_t iw = q * g.sw - g.pl + j * g.dw;               \
+                            if (iw < 0 || iw >= W)                                          \
+                                continue;                                                   \
+                            T *d = dx + (((g.n0 + b) * H + ih) * W + iw) * C;               \
+                            const T *s = dp + ((((b * R + r) * Q + q) * KH + i) * KW + j) * C; \
+                            for (Py_ssize_t c = 0; c < C; c++)                              \
+                                d[c] += s[c];                                               \
+                        }                                                                   \
+                    }                                                                       \
+    } while (0)
+
+static PyObject *
+mod_col2im_add(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
+        PyErr_SetString(PyExc_TypeError, "col2im_add(dx, dp, n0, r0, sh, sw, dh, dw, pt, pl)");
+        return NULL;
+    }
+    WinGeo g;
+    if (!win_geo(args, 2, &g))
+        return NULL;
+    Py_buffer vx, vp;
+    if (!win_views("col2im_add", PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), &vx,
+                   &vp, 0, 1))
+        return NULL;
+    const char kind = vx.format[0];
+    const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2], C = vx.shape[3];
+    const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
+    const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
+    int ok = (kind == 'f' || kind == 'd') && vx.format[1] == '\0';
+    if (!ok)
+        PyErr_Format(PyExc_TypeError, "col2im_add: float32 or float64 arrays only, got %s",
+                     vx.format);
+    else if (g.n0 + B > N) {
+        PyErr_SetString(PyExc_ValueError, "col2im_add: the patches reach images past dx");
+        ok = 0;
+    }
+    else {
+        const char *a = (const char *)vx.buf, *pb = (const char *)vp.buf;
+        if (a < pb + vp.len && pb < a + vx.len) {
+            PyErr_SetString(PyExc_ValueError, "col2im_add: dx overlaps the patches");
+            ok = 0;
+        }
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        if (kind == 'f')
+            COL2IM_LOOP(float);
+        else
+            COL2IM_LOOP(double);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&vx);
+    PyBuffer_Release(&vp);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
     {"setup", mod_setup, METH_VARARGS,
      "setup(Tensor, Variable, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
@@ -1960,6 +2179,10 @@ static PyMethodDef mod_methods[] = {
     {"sweep", mod_sweep, METH_VARARGS, "The backward sweep's common case (see tape._backward)."},
     {"adam", mod_adam, METH_VARARGS,
      "adam(p, g, m, v, out, c1, c2, eps, alpha, decay, lr): Adam._update in one pass."},
+    {"im2col", mod_im2col, METH_VARARGS,
+     "im2col(x, p, n0, r0, sh, sw, dh, dw, pt, pl): convolution patches of NHWC x into p."},
+    {"col2im_add", mod_col2im_add, METH_VARARGS,
+     "col2im_add(dx, dp, n0, r0, sh, sw, dh, dw, pt, pl): add patch gradients into dx."},
     {"sgd", mod_sgd, METH_VARARGS,
      "sgd(p, g, mom, out, lr, momentum, nesterov): SGD._update with momentum in one pass."},
     {NULL, NULL, 0, NULL},

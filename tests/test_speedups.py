@@ -670,3 +670,69 @@ def test_byte_swapped_inputs_become_native(device):
         results.append(v.numpy())
     np.testing.assert_array_equal(results[0], results[1])
     assert not np.array_equal(results[0], 2 * value.astype(np.float32))
+
+
+# --- convolution patches in C ------------------------------------------------------------------
+
+_CONV_CASES = [
+    # (input shape NHWC, filter HWIO, strides, padding, dilations)
+    ((2, 9, 8, 1), (3, 3, 1, 4), 1, "SAME", 1),
+    ((2, 9, 8, 3), (3, 2, 3, 5), 2, "SAME", 1),
+    ((3, 10, 11, 2), (3, 3, 2, 2), (1, 3), "VALID", 1),
+    ((1, 12, 12, 2), (3, 3, 2, 3), 1, "SAME", 2),
+    ((2, 7, 9, 4), (2, 4, 4, 3), 1, [[0, 0], [2, 1], [0, 3], [0, 0]], (2, 1)),
+    ((1, 64, 64, 16), (5, 5, 16, 2), 1, "SAME", 1),     # patches in row bands of one image
+    ((2, 5, 5, 3), (1, 1, 3, 4), 1, "VALID", 1),          # 1x1: a plain product
+]
+
+
+def _conv_and_grads(shape, fshape, strides, padding, dilations, dtype):
+    rng = np.random.default_rng(7)
+    x = gt.constant(rng.standard_normal(shape).astype(dtype))
+    k = gt.constant(rng.standard_normal(fshape).astype(dtype))
+    with gt.GradientTape() as tape:
+        tape.watch([x, k])
+        y = gt.nn.conv2d(x, k, strides, padding, dilations=dilations)
+        loss = gt.reduce_sum(y * y)
+    gx, gk = tape.gradient(loss, [x, k])
+    return [y.numpy(), gx.numpy(), gk.numpy()]
+
+
+@needs_c
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", _CONV_CASES, ids=[str(c[0]) + str(c[2]) + str(c[3])[:6]
+                                                    for c in _CONV_CASES])
+def test_conv_patches_in_c_are_bit_identical(case, dtype, monkeypatch):
+    from gradtape.ops import nn as nn_ops
+    calls = []
+    for name in ("im2col", "col2im_add"):
+        fn = getattr(_speedups, name)
+        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
+                                                                            _fn(*a))[1])
+    fast = _conv_and_grads(*case, dtype)
+    if case[1][:2] != (1, 1):
+        assert "im2col" in calls and "col2im_add" in calls
+    monkeypatch.setattr(nn_ops, "_speedups", None)
+    slow = _conv_and_grads(*case, dtype)
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype == dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_c
+def test_conv_patch_loops_refuse_bad_arrays():
+    x = np.zeros((2, 4, 4, 3), np.float32)
+    with pytest.raises(ValueError, match=r"im2col: expected a 4-D array and 6-D patches of one "
+                                         r"dtype and channel count \(got 4-D f and 6-D d\)"):
+        _speedups.im2col(x, np.zeros((2, 4, 4, 3, 3, 3)), 0, 0, 1, 1, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match=r"im2col: the patches ask for images past the input"):
+        _speedups.im2col(x, np.zeros((2, 4, 4, 3, 3, 3), np.float32), 1, 0, 1, 1, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="window geometry out of range"):
+        _speedups.im2col(x, np.zeros((2, 4, 4, 3, 3, 3), np.float32), 0, 0, 0, 1, 1, 1, 1, 1)
+    with pytest.raises(TypeError, match=r"col2im_add: float32 or float64 arrays only, got i"):
+        _speedups.col2im_add(np.zeros((2, 4, 4, 3), np.int32),
+                             np.zeros((2, 4, 4, 3, 3, 3), np.int32), 0, 0, 1, 1, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="read-only"):   # patches are written
+        ro = np.zeros((2, 4, 4, 3, 3, 3), np.float32)
+        ro.flags.writeable = False
+        _speedups.im2col(x, ro, 0, 0, 1, 1, 1, 1, 1, 1)

@@ -635,12 +635,14 @@ class _Geometry:
     Immutable; made through :func:`_geometry`, which keeps the recent ones (a training step
     asks for the same few geometries in every call)."""
 
-    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full", "_taps")
+    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full", "_taps", "c_args")
 
     def __init__(self, h, w, kh, kw, strides, dilations, pads):
         sh, sw = strides
         dh, dw = dilations
         self.s = strides
+        # strides, dilations and the top/left padding, for the C patch loops
+        self.c_args = (int(sh), int(sw), int(dh), int(dw), int(pads[0][0]), int(pads[1][0]))
         self.oh = _out_size(h, kh, sh, dh, pads[0])
         self.ow = _out_size(w, kw, sw, dw, pads[1])
         self.rows = _tap_ranges(h, self.oh, kh, sh, dh, pads[0][0])
@@ -723,6 +725,14 @@ def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, buf=None):
     """
     c = x.shape[3]
     shape = (n1 - n0, r1 - r0, geo.ow, kh, kw, c)
+    if _speedups is not None and xp is np and type(x) is np.ndarray and x.flags.c_contiguous:
+        # one C loop writes every patch element, padding zeros included
+        if buf is not None and buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
+            p = buf[:shape[0]]
+        else:
+            p = np.empty(shape, dtype=x.dtype)
+        _speedups.im2col(x, p, n0, r0, *geo.c_args)
+        return p
     if buf is not None and buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
         p = buf[:shape[0]]
         if not geo.full and r1 - r0 != geo.oh:
@@ -744,6 +754,12 @@ def _rows(a, n0, n1, r0, r1, width):
 
 def _col2im_add(dx, dp, geo, n0, n1, r0, r1):
     """Add patch gradients ``dp`` (as from :func:`_im2col`) into NHWC ``dx``."""
+    if _speedups is not None and type(dx) is np.ndarray and type(dp) is np.ndarray and \
+            dx.dtype.char in "fd" and dx.flags.c_contiguous and dp.flags.c_contiguous and \
+            dx.dtype == dp.dtype:
+        # the same adds in the same order, in one C loop
+        _speedups.col2im_add(dx, dp, n0, r0, *geo.c_args)
+        return
     for i, j, rout, cout, rin, cin in geo.taps(r0, r1):
         dx[n0:n1, rin, cin, :] += dp[:, rout, cout, i, j, :]
 
