@@ -2154,6 +2154,234 @@ mod_col2im_add(PyObject *Py_UNUSED(mod), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- window ops on host arrays: max pooling --------------------------------------------------
+ *
+ * max_pool(x, out, kh, kw, sh, sw, pt, pl): out[n, oh, ow, :] is the maximum of the window's
+ * taps inside x, taken tap by tap in row-major order from -inf as NumPy's maximum does (a
+ * NaN wins). max_pool_grad(g, x, y, dx, ...) adds g * hit to dx tap by tap in row-major
+ * order, hit marking the first tap of each window whose value equals the window's maximum
+ * y: the operations, order included, of ops/nn.py's NumPy loop (dx starts at zero). */
+
+typedef struct {
+    Py_ssize_t kh, kw, sh, sw, pt, pl;
+} PoolGeo;
+
+static int
+pool_geo(PyObject *args, Py_ssize_t first, PoolGeo *g)
+{
+    Py_ssize_t *f[6] = {&g->kh, &g->kw, &g->sh, &g->sw, &g->pt, &g->pl};
+    for (int k = 0; k < 6; k++) {
+        *f[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, first + k));
+        if (*f[k] == -1 && PyErr_Occurred())
+            return 0;
+    }
+    if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1) {
+        PyErr_SetString(PyExc_ValueError, "pool geometry out of range");
+        return 0;
+    }
+    return 1;
+}
+
+/* buffers of `count` 4-D arrays of one float format; [0] and [1] give the input and output
+ * shapes (same N and C); returns the format char or 0 */
+static char
+pool_views(const char *fn, PyObject *args, int count, int writable_from, Py_buffer *v,
+           int *n_got)
+{
+    *n_got = 0;
+    for (int k = 0; k < count; k++) {
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (k >= writable_from ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, k), &v[k], flags) < 0)
+            return 0;
+        (*n_got)++;
+    }
+    const char *f0 = v[0].format ? v[0].format : "B";
+    char kind = ((f0[0] == 'f' || f0[0] == 'd') && f0[1] == '\0') ? f0[0] : 0;
+    for (int k = 0; k < count && kind; k++) {
+        const char *f = v[k].format ? v[k].format : "B";
+        if (v[k].ndim != 4 || f[0] != kind || f[1] != '\0')
+            kind = 0;
+    }
+    if (kind == 0) {
+        PyErr_Format(PyExc_ValueError, "%s: expected 4-D float32 or float64 arrays of one "
+                     "dtype", fn);
+        return 0;
+    }
+    return kind;
+}
+
+#define POOL_DIMS(in, o)                                                                     \
+    const Py_ssize_t N = (in).shape[0], H = (in).shape[1], W = (in).shape[2];                \
+    const Py_ssize_t C = (in).shape[3], OH = (o).shape[1], OW = (o).shape[2]
+
+/* windows outer (each output element is folded over its taps in row-major order): one pass
+ * over the arrays */
+#define MAXPOOL_LOOP(T)                                                                     \
+    do {                                                                                    \
+        const T *x = (const T *)v[0].buf;                                                   \
+        T *out = (T *)v[1].buf;                                                             \
+        for (Py_ssize_t n = 0; n < N; n++)                                                  \
+            for (Py_ssize_t oh = 0; oh < OH; oh++)                                          \
+                for (Py_ssize_t ow = 0; ow < OW; ow++) {                                    \
+                    T *dst = out + ((n * OH + oh) * OW + ow) * C;                           \
+                    for (Py_ssize_t c = 0; c < C; c++)                                      \
+                        dst[c] = (T)-INFINITY;                                              \
+                    for (Py_ssize_t i = 0; i < g.kh; i++) {                                 \
+                        const Py_ssize_t ih = oh * g.sh - g.pt + i;                         \
+                        if (ih < 0 || ih >= H)                                              \
+                            continue;                                                       \
+                        for (Py_ssize_t j = 0; j < g.kw; j++) {                             \
+                            const Py_ssize_t iw = ow * g.sw - g.pl + j;                     \
+                            if (iw < 0 || iw >= W)                                          \
+                                continue;                                                   \
+                            const T *src = x + ((n * H + ih) * W + iw) * C;                 \
+                            for (Py_ssize_t c = 0; c < C; c++) {                            \
+                                const T a = dst[c], b = src[c];                             \
+                                dst[c] = (a >= b || a != a) ? a : b;                        \
+                            }                                                               \
+                        }                                                                   \
+                    }                                                                       \
+                }                                                                           \
+    } while (0)
+
+static PyObject *
+mod_max_pool(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 8) {
+        PyErr_SetString(PyExc_TypeError, "max_pool(x, out, kh, kw, sh, sw, pt, pl)");
+        return NULL;
+    }
+    PoolGeo g;
+    if (!pool_geo(args, 2, &g))
+        return NULL;
+    Py_buffer v[2];
+    int got;
+    char kind = pool_views("max_pool", args, 2, 1, v, &got);
+    if (kind && (v[1].shape[0] != v[0].shape[0] || v[1].shape[3] != v[0].shape[3])) {
+        PyErr_SetString(PyExc_ValueError, "max_pool: input and output differ in batch or "
+                        "channels");
+        kind = 0;
+    }
+    if (kind) {
+        POOL_DIMS(v[0], v[1]);
+        Py_BEGIN_ALLOW_THREADS
+        if (kind == 'f')
+            MAXPOOL_LOOP(float);
+        else
+            MAXPOOL_LOOP(double);
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    if (!kind)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* One window and tap: hit marks the window's first maximum so far, and g * hit is added. */
+#define MAXPOOL_GRAD_TAP(T)                                                                 \
+    do {                                                                                    \
+        const Py_ssize_t iw = ow * g.sw - g.pl + j;                                         \
+        if (iw < 0 || iw >= W)                                                              \
+            break;                                                                          \
+        const Py_ssize_t in = ((n * H + ih) * W + iw) * C;                                  \
+        const Py_ssize_t o = ((n * OH + oh) * OW + ow) * C;                                 \
+        for (Py_ssize_t c = 0; c < C; c++) {                                                \
+            /* (branch-free: which tap holds a window's maximum is data, not a pattern) */  \
+            const int hit = (x[in + c] == y[o + c]) & (taken[o + c] ^ 1);                   \
+            taken[o + c] |= (unsigned char)hit;                                             \
+            dx[in + c] += gr[o + c] * (T)hit;                                               \
+        }                                                                                   \
+    } while (0)
+
+/* Taps in row-major order, each over every window: NumPy's order of the adds into dx. When
+ * windows do not overlap, each input element takes at most one add (one window, one tap) and
+ * the windows go outer instead (one pass over the arrays, same results). */
+#define MAXPOOL_GRAD_LOOP(T)                                                                \
+    do {                                                                                    \
+        const T *gr = (const T *)v[0].buf, *x = (const T *)v[1].buf;                        \
+        const T *y = (const T *)v[2].buf;                                                   \
+        T *dx = (T *)v[3].buf;                                                              \
+        if (g.sh >= g.kh && g.sw >= g.kw) {                                                 \
+            for (Py_ssize_t n = 0; n < N; n++)                                              \
+                for (Py_ssize_t oh = 0; oh < OH; oh++)                                      \
+                    for (Py_ssize_t ow = 0; ow < OW; ow++)                                  \
+                        for (Py_ssize_t i = 0; i < g.kh; i++) {                             \
+                            const Py_ssize_t ih = oh * g.sh - g.pt + i;                     \
+                            if (ih < 0 || ih >= H)                                          \
+                                continue;                                                   \
+                            for (Py_ssize_t j = 0; j < g.kw; j++)                           \
+                                MAXPOOL_GRAD_TAP(T);                                        \
+                        }                                                                   \
+            break;                                                                          \
+        }                                                                                   \
+        for (Py_ssize_t i = 0; i < g.kh; i++)                                               \
+            for (Py_ssize_t j = 0; j < g.kw; j++)                                           \
+                for (Py_ssize_t n = 0; n < N; n++)                                          \
+                    for (Py_ssize_t oh = 0; oh < OH; oh++) {                                \
+                        const Py_ssize_t ih = oh * g.sh - g.pt + i;                         \
+                        if (ih < 0 || ih >= H)                                              \
+                            continue;                                                       \
+                        for (Py_ssize_t ow = 0; ow < OW; ow++)                              \
+                            MAXPOOL_GRAD_TAP(T);                                            \
+                    }                                                                       \
+    } while (0)
+
+static PyObject *
+mod_max_pool_grad(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
+        PyErr_SetString(PyExc_TypeError, "max_pool_grad(g, x, y, dx, kh, kw, sh, sw, pt, pl)");
+        return NULL;
+    }
+    PoolGeo g;
+    if (!pool_geo(args, 4, &g))
+        return NULL;
+    Py_buffer v[4];
+    int got;
+    char kind = pool_views("max_pool_grad", args, 4, 3, v, &got);
+    /* g and y: the output's shape; x and dx: the input's */
+    if (kind) {
+        int ok = 1;
+        for (int d = 0; d < 4; d++)
+            ok &= v[0].shape[d] == v[2].shape[d] && v[1].shape[d] == v[3].shape[d];
+        ok &= v[0].shape[0] == v[1].shape[0] && v[0].shape[3] == v[1].shape[3];
+        const char *a = (const char *)v[3].buf;
+        for (int k = 0; k < 3 && ok; k++) {
+            const char *b = (const char *)v[k].buf;
+            ok &= !(a < b + v[k].len && b < a + v[3].len);
+        }
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "max_pool_grad: shapes of g, x, y, dx do not "
+                            "match, or dx overlaps an input");
+            kind = 0;
+        }
+    }
+    unsigned char *taken = NULL;
+    if (kind) {
+        taken = (unsigned char *)PyMem_RawCalloc((size_t)v[0].len / (size_t)v[0].itemsize + 1, 1);
+        if (taken == NULL) {
+            PyErr_NoMemory();
+            kind = 0;
+        }
+    }
+    if (kind) {
+        POOL_DIMS(v[1], v[0]);
+        Py_BEGIN_ALLOW_THREADS
+        if (kind == 'f')
+            MAXPOOL_GRAD_LOOP(float);
+        else
+            MAXPOOL_GRAD_LOOP(double);
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(taken);
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    if (!kind)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
     {"setup", mod_setup, METH_VARARGS,
      "setup(Tensor, Variable, STATE, tls, ThreadState, Op, slow_path): bind the Python classes."},
@@ -2183,6 +2411,10 @@ static PyMethodDef mod_methods[] = {
      "im2col(x, p, n0, r0, sh, sw, dh, dw, pt, pl): convolution patches of NHWC x into p."},
     {"col2im_add", mod_col2im_add, METH_VARARGS,
      "col2im_add(dx, dp, n0, r0, sh, sw, dh, dw, pt, pl): add patch gradients into dx."},
+    {"max_pool", mod_max_pool, METH_VARARGS,
+     "max_pool(x, out, kh, kw, sh, sw, pt, pl): max pooling of NHWC x into out."},
+    {"max_pool_grad", mod_max_pool_grad, METH_VARARGS,
+     "max_pool_grad(g, x, y, dx, kh, kw, sh, sw, pt, pl): max pooling's gradient, added to dx."},
     {"sgd", mod_sgd, METH_VARARGS,
      "sgd(p, g, mom, out, lr, momentum, nesterov): SGD._update with momentum in one pass."},
     {NULL, NULL, 0, NULL},

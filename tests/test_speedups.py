@@ -736,3 +736,74 @@ def test_conv_patch_loops_refuse_bad_arrays():
         ro = np.zeros((2, 4, 4, 3, 3, 3), np.float32)
         ro.flags.writeable = False
         _speedups.im2col(x, ro, 0, 0, 1, 1, 1, 1, 1, 1)
+
+
+# --- max pooling in C ----------------------------------------------------------------------------
+
+_POOL_CASES = [
+    # (input shape NHWC, ksize, strides, padding)
+    ((2, 8, 8, 3), 2, 2, "VALID"),
+    ((2, 9, 7, 2), 2, 2, "SAME"),
+    ((1, 9, 9, 4), 3, 1, "SAME"),          # overlapping windows: several adds per input
+    ((2, 10, 11, 1), (3, 2), (2, 3), "VALID"),
+    ((3, 7, 7, 5), 3, 2, "SAME"),
+]
+
+
+def _pool_and_grads(shape, ksize, strides, padding, dtype, special):
+    rng = np.random.default_rng(11)
+    # integer values: ties inside windows (the gradient goes to the first maximum)
+    xv = rng.integers(-4, 5, size=shape).astype(dtype)
+    xv[xv == 0] = 7            # (no signed-zero ties, whose pick NumPy's SIMD max leaves open)
+    gv = rng.standard_normal
+    if special:
+        xv.flat[::17] = np.nan
+    x = gt.constant(xv)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.nn.max_pool2d(x, ksize, strides, padding)
+        w = gt.constant(gv(y.shape).astype(dtype))
+        if special:
+            w = gt.constant(np.where(rng.random(y.shape) < 0.1, np.inf, w.numpy()))
+        loss = gt.reduce_sum(y * w)
+    gx = tape.gradient(loss, x)
+    return [y.numpy(), gx.numpy()]
+
+
+@needs_c
+@pytest.mark.filterwarnings("ignore:invalid value encountered")   # (the loss: inf - inf)
+@pytest.mark.parametrize("special", [False, True], ids=["finite", "nan-inf"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", _POOL_CASES, ids=[str(c) for c in range(len(_POOL_CASES))])
+def test_max_pool_in_c_is_bit_identical(case, dtype, special, monkeypatch):
+    from gradtape.ops import nn as nn_ops
+    calls = []
+    for name in ("max_pool", "max_pool_grad"):
+        fn = getattr(_speedups, name)
+        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
+                                                                            _fn(*a))[1])
+    fast = _pool_and_grads(*case, dtype, special)
+    assert calls == ["max_pool", "max_pool_grad"]
+    monkeypatch.setattr(nn_ops, "_speedups", None)
+    slow = _pool_and_grads(*case, dtype, special)
+    assert np.isnan(fast[0]).any() == special
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype == dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_c
+def test_max_pool_loops_refuse_bad_arrays():
+    x = np.zeros((2, 4, 4, 3), np.float32)
+    with pytest.raises(ValueError, match=r"max_pool: expected 4-D float32 or float64 arrays of "
+                                         r"one dtype"):
+        _speedups.max_pool(x, np.zeros((2, 2, 2, 3)), 2, 2, 2, 2, 0, 0)
+    with pytest.raises(ValueError, match=r"max_pool: input and output differ in batch"):
+        _speedups.max_pool(x, np.zeros((2, 2, 2, 4), np.float32), 2, 2, 2, 2, 0, 0)
+    with pytest.raises(ValueError, match="pool geometry out of range"):
+        _speedups.max_pool(x, np.zeros((2, 2, 2, 3), np.float32), 2, 0, 2, 2, 0, 0)
+    y = np.zeros((2, 2, 2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"max_pool_grad: shapes of g, x, y, dx do not match"):
+        _speedups.max_pool_grad(y, x, y, np.zeros((2, 4, 4, 2), np.float32), 2, 2, 2, 2, 0, 0)
+    with pytest.raises(ValueError, match=r"or dx overlaps an input"):
+        _speedups.max_pool_grad(y, x, y, x, 2, 2, 2, 2, 0, 0)

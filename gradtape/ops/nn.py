@@ -754,9 +754,7 @@ def _rows(a, n0, n1, r0, r1, width):
 
 def _col2im_add(dx, dp, geo, n0, n1, r0, r1):
     """Add patch gradients ``dp`` (as from :func:`_im2col`) into NHWC ``dx``."""
-    if _speedups is not None and type(dx) is np.ndarray and type(dp) is np.ndarray and \
-            dx.dtype.char in "fd" and dx.flags.c_contiguous and dp.flags.c_contiguous and \
-            dx.dtype == dp.dtype:
+    if _host_floats(dx, dp):
         # the same adds in the same order, in one C loop
         _speedups.col2im_add(dx, dp, n0, r0, *geo.c_args)
         return
@@ -1014,9 +1012,23 @@ def _pool_geo(shape, ksize, strides, pads):
     return _geometry(shape[1], shape[2], ksize[0], ksize[1], strides, (1, 1), pads)
 
 
+def _host_floats(*arrays):
+    """Whether the C window loops take these: C-contiguous NumPy float32/float64 arrays of
+    one dtype."""
+    if _speedups is None:
+        return False
+    dt = arrays[0].dtype
+    return dt.char in "fd" and all(type(a) is np.ndarray and a.dtype == dt and
+                                   a.flags.c_contiguous for a in arrays)
+
+
 def _max_pool_fwd(xp, x, ksize, strides, pads):
     n, h, w, c = x.shape
     geo = _pool_geo(x.shape, ksize, strides, pads)
+    if xp is np and _host_floats(x):
+        out = np.empty((n, geo.oh, geo.ow, c), dtype=x.dtype)
+        _speedups.max_pool(x, out, ksize[0], ksize[1], *geo.c_args[:2], *geo.c_args[4:])
+        return out
     out = xp.full((n, geo.oh, geo.ow, c), -xp.inf, dtype=x.dtype)
     for i, j, rout, cout, rin, cin in geo.taps():
         dst = out[:, rout, cout, :]
@@ -1038,6 +1050,11 @@ def _max_pool_grad_fwd(xp, g, x, y, ksize, strides, pads):
     # TF's MaxPoolGrad: each window's gradient goes to its first maximum (row-major order).
     geo = _pool_geo(x.shape, ksize, strides, pads)
     dx = xp.zeros(x.shape, dtype=g.dtype)
+    if xp is np and _host_floats(g, x, y):
+        # the same operations in the same order, in one C loop
+        _speedups.max_pool_grad(g, x, y, dx, ksize[0], ksize[1], *geo.c_args[:2],
+                                *geo.c_args[4:])
+        return dx
     for sin, sout, hit in _max_pool_taps(xp, x, y, geo):
         dx[sin] += g[sout] * hit
     return dx
