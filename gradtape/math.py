@@ -4,8 +4,8 @@ from __future__ import annotations
 from .ops.math import (add, subtract, multiply, divide, truediv, negative, abs, sign, exp, log,  # noqa: F401
                        sqrt, square, pow, maximum, minimum, tanh, sigmoid, sin, cos, tan, atan,
                        asin, acos, sinh, cosh, log1p, expm1, rsqrt, reciprocal, softplus,
-                       squared_difference, erf, floor, ceil, round, floordiv, floormod, mod,
-                       equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
+                       squared_difference, erf, erfc, floor, ceil, round, floordiv, floormod,
+                       mod, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
                        logical_or, logical_not, logical_xor, is_nan, is_inf, is_finite, add_n,
                        divide_no_nan, log_sigmoid, xlogy, where)
 from .ops.reduce import (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,  # noqa: F401

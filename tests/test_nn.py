@@ -696,3 +696,29 @@ def test_generator_places_arrays_on_its_device():
         assert gt.random.Generator.from_seed(1).device == gt.get_device("cpu")
     np.testing.assert_array_equal(gt.random.Generator.from_seed(1, device="cpu").normal([2, 2])
                                   .numpy(), t.numpy())
+
+
+def test_erfc_without_scipy_is_accurate_in_the_tail():
+    # the NumPy-only fallback: erfc must not be computed as 1 - erf (it would cancel)
+    import math
+    from gradtape.backend.base import _erf_numpy
+    x = np.array([-3.0, 0.5, 4.0, 6.0, 9.0])
+    want = np.array([math.erfc(v) for v in x])
+    np.testing.assert_allclose(_erf_numpy(x, complement=True), want, rtol=1e-15)
+    np.testing.assert_allclose(_erf_numpy(x), [math.erf(v) for v in x], rtol=1e-15)
+    assert _erf_numpy(np.float32(6.0).reshape(()), complement=True).dtype == np.float32
+
+
+def test_gelu_gradient_in_the_negative_tail():
+    # d/dx [x Phi(x)] = Phi(x) + x phi(x), both tiny for x << 0: 1 + erf would cancel to 0
+    import math
+    xs = np.array([-6.0, -9.0, -12.0])
+    x = gt.constant(xs.astype(np.float32))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.nn.gelu(x, approximate=False)
+    g = tape.gradient(y, x).numpy()
+    want = [0.5 * math.erfc(-v / math.sqrt(2)) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+            for v in xs]
+    np.testing.assert_allclose(g, want, rtol=1e-4)
+    assert (g < 0).all()

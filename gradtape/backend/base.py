@@ -107,7 +107,7 @@ class Device:
         try:
             from scipy.special import erfc
         except ImportError:  # pragma: no cover - exercised only without SciPy
-            return (1 - _erf_numpy(x)).astype(x.dtype, copy=False)
+            return _erf_numpy(x, complement=True)
         return erfc(x).astype(x.dtype, copy=False)
 
     def errstate(self):
@@ -124,9 +124,10 @@ class Device:
         return {"device": self.name, "used_bytes": None, "pool_bytes": None, "peak_bytes": None}
 
 
-def _erf_numpy(x):
-    """erf to float64 precision without SciPy (Abramowitz-Stegun 7.1.26 is too coarse)."""
+def _erf_numpy(x, complement=False):
+    """erf (or erfc) to float64 precision without SciPy (Abramowitz-Stegun 7.1.26 is too
+    coarse; erfc as 1 - erf cancels in the tail)."""
     import math
-    f = np.frompyfunc(math.erf, 1, 1)
+    f = np.frompyfunc(math.erfc if complement else math.erf, 1, 1)
     # (np.asarray: on a 0-d input, newer NumPy returns the Python float itself)
     return np.asarray(f(x)).astype(x.dtype if x.dtype.kind == "f" else np.float64)

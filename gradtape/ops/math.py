@@ -15,7 +15,7 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "negative", "abs", "sign", "exp", "log",
     "sqrt", "square", "pow", "maximum", "minimum", "where", "tanh", "sigmoid", "sin", "cos",
     "tan", "clip_by_value", "log1p", "expm1", "rsqrt", "reciprocal", "softplus",
-    "squared_difference", "erf", "floor", "ceil", "round", "floordiv", "floormod", "mod",
+    "squared_difference", "erf", "erfc", "floor", "ceil", "round", "floordiv", "floormod", "mod",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
     "logical_or", "logical_not", "logical_xor", "is_nan", "is_inf", "is_finite", "add_n",
     "divide_no_nan", "atan", "asin", "acos", "sinh", "cosh", "log_sigmoid", "xlogy",
@@ -421,6 +421,17 @@ def _erf_fwd(xp, x):
 _erf, erf = _unary("erf", _erf_fwd,
                    lambda ops, needs, g, ans, x: (g * (_TWO_OVER_SQRT_PI * ops.exp(-(x * x))),),
                    save_inputs=True, save_output=False)
+
+
+def _erfc_fwd(xp, x):
+    return device_of(xp, x).erfc(x)
+
+
+def _erfc_vjp(ops, needs, g, ans, x):
+    return (g * (-_TWO_OVER_SQRT_PI * ops.exp(-(x * x))),)
+
+
+_erfc, erfc = _unary("erfc", _erfc_fwd, _erfc_vjp, save_inputs=True, save_output=False)
 
 
 def _xlogy_fwd(xp, x, y):

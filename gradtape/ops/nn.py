@@ -222,7 +222,7 @@ def _gelu_vjp(ops, needs, g, ans, x, approximate):
         t = ops.tanh(_GELU_K * (x + _GELU_A * (x2 * x)))
         d = 0.5 * (1 + t) + (0.5 * _GELU_K) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x2)
         return (g * d,)
-    cdf = 0.5 * (1 + ops.erf(x * _INV_SQRT2))
+    cdf = 0.5 * ops.erfc(x * -_INV_SQRT2)   # (1 + erf would cancel in the negative tail)
     pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
     return (g * (cdf + x * pdf),)
 

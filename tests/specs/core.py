@@ -68,6 +68,7 @@ SPECS = [
     _un("softplus", gt.math.softplus),
     _un("log_sigmoid", gt.math.log_sigmoid),
     _un("erf", gt.math.erf),
+    _un("erfc", gt.math.erfc),
     _un("identity", gt.identity),
     # linear in the float32 round trip, so a large step keeps the differences exact
     _un("cast", lambda x: gt.cast(gt.cast(x, gt.float32), x.dtype) * 3.0, eps=1e-2,
