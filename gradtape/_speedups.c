@@ -1950,6 +1950,27 @@ typedef struct {
     Py_ssize_t n0, r0, sh, sw, dh, dw, pt, pl;
 } WinGeo;
 
+/* (2^40 * 2^20 products and their sums fit a 64-bit Py_ssize_t; 32-bit builds: smaller) */
+#if PY_SSIZE_T_MAX > 0x7fffffffL
+#define WIN_DIM_MAX ((Py_ssize_t)1 << 40)
+#define WIN_STEP_MAX ((Py_ssize_t)1 << 20)
+#else
+#define WIN_DIM_MAX ((Py_ssize_t)1 << 14)
+#define WIN_STEP_MAX ((Py_ssize_t)1 << 14)
+#endif
+
+/* every dimension of a window op's buffer within WIN_DIM_MAX */
+static int
+win_dims_ok(const Py_buffer *v, const char *fn)
+{
+    for (int d = 0; d < v->ndim; d++)
+        if (v->shape[d] > WIN_DIM_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s: an array dimension is too large", fn);
+            return 0;
+        }
+    return 1;
+}
+
 /* views of x-like (4-D) and patch (6-D) arrays of one format; 0 with an exception set */
 static int
 win_views(const char *fn, PyObject *a, PyObject *b, Py_buffer *va, Py_buffer *vb,
@@ -1973,6 +1994,11 @@ win_views(const char *fn, PyObject *a, PyObject *b, Py_buffer *va, Py_buffer *vb
         PyBuffer_Release(vb);
         return 0;
     }
+    if (!win_dims_ok(va, fn) || !win_dims_ok(vb, fn)) {
+        PyBuffer_Release(va);
+        PyBuffer_Release(vb);
+        return 0;
+    }
     return 1;
 }
 
@@ -1985,12 +2011,18 @@ win_geo(PyObject *args, Py_ssize_t first, WinGeo *g)
         if (*f[k] == -1 && PyErr_Occurred())
             return 0;
     }
-    if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1 || g->n0 < 0 || g->r0 < 0) {
+    /* bounded so that no index computation can overflow (with dims <= WIN_DIM_MAX) */
+    if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1 || g->sh > WIN_STEP_MAX ||
+        g->sw > WIN_STEP_MAX || g->dh > WIN_STEP_MAX || g->dw > WIN_STEP_MAX ||
+        g->pt < -WIN_STEP_MAX || g->pt > WIN_STEP_MAX || g->pl < -WIN_STEP_MAX ||
+        g->pl > WIN_STEP_MAX || g->n0 < 0 || g->r0 < 0 || g->n0 > WIN_DIM_MAX ||
+        g->r0 > WIN_DIM_MAX) {
         PyErr_SetString(PyExc_ValueError, "window geometry out of range");
         return 0;
     }
     return 1;
 }
+
 
 /* For each patch row (b, r) and tap (i, j): the output columns q whose input column
  * iw = q * sw - pl + j * dw lies inside x, [qlo, qhi), are copied with fixed strides; the
@@ -2063,7 +2095,7 @@ mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
     const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
     const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
     const size_t row = (size_t)vx.shape[3] * (size_t)vx.itemsize;   /* bytes of C channels */
-    if (g.n0 + B > N) {
+    if (B > N - g.n0) {
         PyErr_SetString(PyExc_ValueError, "im2col: the patches ask for images past the input");
         PyBuffer_Release(&vx);
         PyBuffer_Release(&vp);
@@ -2071,9 +2103,10 @@ mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
     }
     Py_BEGIN_ALLOW_THREADS
     /* (the channel rows are short, often one element: typed copies, not memcpy calls) */
-    if (row % 8 == 0)
+    const size_t align = (size_t)(uintptr_t)vx.buf | (size_t)(uintptr_t)vp.buf | row;
+    if (align % 8 == 0)
         IM2COL_LOOP(uint64_t, row / 8);
-    else if (row % 4 == 0)
+    else if (align % 4 == 0)
         IM2COL_LOOP(uint32_t, row / 4);
     else
         IM2COL_LOOP(unsigned char, row);
@@ -2120,15 +2153,15 @@ mod_col2im_add(PyObject *Py_UNUSED(mod), PyObject *args)
     if (!win_views("col2im_add", PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), &vx,
                    &vp, 0, 1))
         return NULL;
-    const char kind = vx.format[0];
+    const char kind = vx.format ? vx.format[0] : 'B';
     const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2], C = vx.shape[3];
     const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
     const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
     int ok = (kind == 'f' || kind == 'd') && vx.format[1] == '\0';
     if (!ok)
         PyErr_Format(PyExc_TypeError, "col2im_add: float32 or float64 arrays only, got %s",
-                     vx.format);
-    else if (g.n0 + B > N) {
+                     vx.format ? vx.format : "B");
+    else if (B > N - g.n0) {
         PyErr_SetString(PyExc_ValueError, "col2im_add: the patches reach images past dx");
         ok = 0;
     }
@@ -2175,7 +2208,10 @@ pool_geo(PyObject *args, Py_ssize_t first, PoolGeo *g)
         if (*f[k] == -1 && PyErr_Occurred())
             return 0;
     }
-    if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1) {
+    if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->kh > WIN_STEP_MAX ||
+        g->kw > WIN_STEP_MAX || g->sh > WIN_STEP_MAX || g->sw > WIN_STEP_MAX ||
+        g->pt < -WIN_STEP_MAX || g->pt > WIN_STEP_MAX || g->pl < -WIN_STEP_MAX ||
+        g->pl > WIN_STEP_MAX) {
         PyErr_SetString(PyExc_ValueError, "pool geometry out of range");
         return 0;
     }
@@ -2207,6 +2243,9 @@ pool_views(const char *fn, PyObject *args, int count, int writable_from, Py_buff
                      "dtype", fn);
         return 0;
     }
+    for (int k = 0; k < count; k++)
+        if (!win_dims_ok(&v[k], fn))
+            return 0;
     return kind;
 }
 
@@ -2237,7 +2276,7 @@ pool_views(const char *fn, PyObject *args, int count, int writable_from, Py_buff
                             const T *src = x + ((n * H + ih) * W + iw) * C;                 \
                             for (Py_ssize_t c = 0; c < C; c++) {                            \
                                 const T a = dst[c], b = src[c];                             \
-                                dst[c] = (a >= b || a != a) ? a : b;                        \
+                                dst[c] = (a > b || a != a) ? a : b;                         \
                             }                                                               \
                         }                                                                   \
                     }                                                                       \

@@ -719,6 +719,27 @@ def test_conv_patches_in_c_are_bit_identical(case, dtype, monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def test_window_ops_take_unaligned_arrays():
+    # an unaligned array (NumPy exports its format as "=f") is computed like an aligned one
+    rng = np.random.default_rng(3)
+    value = rng.standard_normal((2, 6, 6, 3)).astype(np.float32)
+    raw = bytearray(value.nbytes + 1)
+    unaligned = np.frombuffer(raw, np.float32, offset=1, count=value.size).reshape(value.shape)
+    unaligned[...] = value
+    assert not unaligned.flags.aligned
+    k = gt.constant(rng.standard_normal((3, 3, 3, 2)).astype(np.float32))
+    out = []
+    for arr in (value, unaligned):
+        x = gt.constant(arr)
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.nn.max_pool2d(gt.nn.conv2d(x, k, 1, "SAME"), 2, 2, "VALID")
+            loss = gt.reduce_sum(y * y)
+        out.append((y.numpy(), tape.gradient(loss, x).numpy()))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
 @needs_c
 def test_conv_patch_loops_refuse_bad_arrays():
     x = np.zeros((2, 4, 4, 3), np.float32)
@@ -729,6 +750,16 @@ def test_conv_patch_loops_refuse_bad_arrays():
         _speedups.im2col(x, np.zeros((2, 4, 4, 3, 3, 3), np.float32), 1, 0, 1, 1, 1, 1, 1, 1)
     with pytest.raises(ValueError, match="window geometry out of range"):
         _speedups.im2col(x, np.zeros((2, 4, 4, 3, 3, 3), np.float32), 0, 0, 0, 1, 1, 1, 1, 1)
+    # hostile values whose index arithmetic would overflow are refused before any access
+    p = np.zeros((1, 1, 1, 1, 1, 3), np.float32)
+    for args in [(sys.maxsize, 0, 1, 1, 1, 1, 0, 0), (0, 0, 1, 2, 1, 1, 0, sys.maxsize),
+                 (0, 0, 1, 1, 1, 1 << 62, 0, 0), (0, 0, 1, 1, 1, 1, 0, -sys.maxsize)]:
+        with pytest.raises(ValueError, match="window geometry out of range"):
+            _speedups.im2col(x, p, *args)
+        with pytest.raises(ValueError, match="window geometry out of range"):
+            _speedups.col2im_add(x, p, *args)
+    with pytest.raises(ValueError, match="the patches ask for images past the input"):
+        _speedups.im2col(x, np.zeros((2, 4, 4, 3, 3, 3), np.float32), 1, 0, 1, 1, 1, 1, 1, 1)
     with pytest.raises(TypeError, match=r"col2im_add: float32 or float64 arrays only, got i"):
         _speedups.col2im_add(np.zeros((2, 4, 4, 3), np.int32),
                              np.zeros((2, 4, 4, 3, 3, 3), np.int32), 0, 0, 1, 1, 1, 1, 1, 1)

@@ -717,6 +717,17 @@ def _budget(*arrays_or_sizes):
     return max(total, 1 << 18)
 
 
+def _host_floats(*arrays):
+    """Whether the C window loops take these: C-contiguous NumPy float32/float64 arrays of
+    one dtype."""
+    if _speedups is None:
+        return False
+    dt = arrays[0].dtype
+    return dt.char in "fd" and dt.isnative and all(
+        type(a) is np.ndarray and a.dtype == dt and a.flags.c_contiguous and a.flags.aligned
+        for a in arrays)
+
+
 def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, buf=None):
     """Patches ``[n1 - n0, r1 - r0, OW, KH, KW, C]`` of NHWC ``x`` (zeros in the padding).
 
@@ -725,7 +736,7 @@ def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, buf=None):
     """
     c = x.shape[3]
     shape = (n1 - n0, r1 - r0, geo.ow, kh, kw, c)
-    if _speedups is not None and xp is np and type(x) is np.ndarray and x.flags.c_contiguous:
+    if xp is np and _host_floats(x):
         # one C loop writes every patch element, padding zeros included
         if buf is not None and buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
             p = buf[:shape[0]]
@@ -1010,16 +1021,6 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
 
 def _pool_geo(shape, ksize, strides, pads):
     return _geometry(shape[1], shape[2], ksize[0], ksize[1], strides, (1, 1), pads)
-
-
-def _host_floats(*arrays):
-    """Whether the C window loops take these: C-contiguous NumPy float32/float64 arrays of
-    one dtype."""
-    if _speedups is None:
-        return False
-    dt = arrays[0].dtype
-    return dt.char in "fd" and all(type(a) is np.ndarray and a.dtype == dt and
-                                   a.flags.c_contiguous for a in arrays)
 
 
 def _max_pool_fwd(xp, x, ksize, strides, pads):
