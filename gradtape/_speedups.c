@@ -1951,7 +1951,7 @@ typedef struct {
 } WinGeo;
 
 /* (2^40 * 2^20 products and their sums fit a 64-bit Py_ssize_t; 32-bit builds: smaller) */
-#if PY_SSIZE_T_MAX > 0x7fffffffL
+#if SIZEOF_SIZE_T >= 8
 #define WIN_DIM_MAX ((Py_ssize_t)1 << 40)
 #define WIN_STEP_MAX ((Py_ssize_t)1 << 20)
 #else
