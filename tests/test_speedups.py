@@ -514,6 +514,17 @@ def test_a_finalizer_added_to_tensor_runs_for_every_tensor():
 
 # --- the optimizers' one-pass updates on NumPy variables -------------------------------------
 
+def _record_calls(monkeypatch, names):
+    """Wrap the C functions ``names`` so that each call appends its name to the returned
+    list (the test then knows the C path ran)."""
+    calls = []
+    for name in names:
+        fn = getattr(_speedups, name)
+        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
+                                                                            _fn(*a))[1])
+    return calls
+
+
 def _host_optimizers():
     return [
         ("Adam", lambda: gt.optimizers.Adam(0.01)),
@@ -548,11 +559,7 @@ def _run_steps(make, dtype, use_c, monkeypatch, steps=4):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("label,make", _host_optimizers(), ids=[n for n, _ in _host_optimizers()])
 def test_host_update_is_bit_identical_to_numpy(label, make, dtype, monkeypatch):
-    calls = []
-    for name in ("adam", "sgd"):
-        fn = getattr(_speedups, name)
-        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
-                                                                            _fn(*a))[1])
+    calls = _record_calls(monkeypatch, ("adam", "sgd"))
     fast = _run_steps(make, dtype, True, monkeypatch)
     assert len(calls) == 4 * 3                     # every variable, every step, 0-d included
     slow = _run_steps(make, dtype, False, monkeypatch)
@@ -704,11 +711,7 @@ def _conv_and_grads(shape, fshape, strides, padding, dilations, dtype):
                                                     for c in _CONV_CASES])
 def test_conv_patches_in_c_are_bit_identical(case, dtype, monkeypatch):
     from gradtape.ops import nn as nn_ops
-    calls = []
-    for name in ("im2col", "col2im_add"):
-        fn = getattr(_speedups, name)
-        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
-                                                                            _fn(*a))[1])
+    calls = _record_calls(monkeypatch, ("im2col", "col2im_add"))
     fast = _conv_and_grads(*case, dtype)
     if case[1][:2] != (1, 1):
         assert "im2col" in calls and "col2im_add" in calls
@@ -808,11 +811,7 @@ def _pool_and_grads(shape, ksize, strides, padding, dtype, special):
 @pytest.mark.parametrize("case", _POOL_CASES, ids=[str(c) for c in range(len(_POOL_CASES))])
 def test_max_pool_in_c_is_bit_identical(case, dtype, special, monkeypatch):
     from gradtape.ops import nn as nn_ops
-    calls = []
-    for name in ("max_pool", "max_pool_grad"):
-        fn = getattr(_speedups, name)
-        monkeypatch.setattr(_speedups, name, lambda *a, _fn=fn, _n=name: (calls.append(_n),
-                                                                            _fn(*a))[1])
+    calls = _record_calls(monkeypatch, ("max_pool", "max_pool_grad"))
     fast = _pool_and_grads(*case, dtype, special)
     assert calls == ["max_pool", "max_pool_grad"]
     monkeypatch.setattr(nn_ops, "_speedups", None)
