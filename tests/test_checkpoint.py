@@ -1,5 +1,6 @@
 """Weights and training checkpoints: round trips, atomic writes, and every bad file or
 mismatch leaving all variables unchanged."""
+import importlib.util
 import json
 import os
 
@@ -9,6 +10,10 @@ import pytest
 import gradtape as gt
 from gradtape import layers
 from gradtape.checkpoint import CheckpointError
+
+# checkpoints are written with safetensors, the `io` extra (the README's test command has it)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("safetensors") is None,
+                                reason="safetensors is not installed (pip install 'gradtape[io]')")
 
 X = np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32)
 Y = np.random.default_rng(1).integers(0, 3, 8)
