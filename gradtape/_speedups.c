@@ -318,11 +318,14 @@ array_kind(PyObject *v, PyObject **dt)
     return k;
 }
 
+static PyObject *INT_ZERO, *INT_ONE;   /* (set at import: CPython's cached 0 and 1) */
+
 static int
 state_active(void)
 {
     PyObject *a = SLOT(STATE, OFF_ACTIVE);
-    if (a == NULL || a == Py_False)
+    /* (the count is a Python int: 0 is CPython's cached small int, compared by identity) */
+    if (a == NULL || a == INT_ZERO || a == Py_False)
         return 0;
     if (a == Py_True)
         return 1;
@@ -1208,7 +1211,6 @@ enum { R_NONE, R_ADD, R_SUB, R_MUL, R_NEG, R_TANH, R_RELU, R_COUNT };
 static const char *RULE_NAMES[R_COUNT] = {"", "add", "subtract", "multiply", "negative",
                                           "tanh", "relu"};
 static PyObject *RULE_FN[R_COUNT];
-static PyObject *INT_ZERO, *INT_ONE;
 
 static inline int
 rule_code(PyObject *vjp)
