@@ -1778,22 +1778,35 @@ views_release(Views *vs)
     vs->n = 0;
 }
 
+/* C-contiguous buffers (with their format) of objs[0 .. count), writeable where bit i of
+ * ``writable`` is set. Returns count, or the index of the object that gave none, with the
+ * buffers taken before it released and an exception set. */
+static int
+views_acquire(Views *vs, PyObject *const *objs, int count, unsigned writable)
+{
+    vs->n = 0;
+    for (int i = 0; i < count; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | ((writable >> i) & 1 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objs[i], &vs->b[i], flags) < 0) {
+            views_release(vs);
+            return i;
+        }
+        vs->n++;
+    }
+    return count;
+}
+
 /* Buffers of ``objs`` (the first ``n_read`` read-only), all C-contiguous, one format 'f' or
  * 'd', one length; returns the format character or 0 with an exception set. */
 static char
 views_get(Views *vs, const char *fn, const char *const *names, PyObject *const *objs,
           int count, int n_read)
 {
-    vs->n = 0;
-    for (int i = 0; i < count; i++) {
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i < n_read ? 0 : PyBUF_WRITABLE);
-        if (PyObject_GetBuffer(objs[i], &vs->b[i], flags) < 0) {
-            views_release(vs);
-            PyErr_Format(PyExc_TypeError, "%s: %s must be a C-contiguous%s float32 or float64 "
-                         "array", fn, names[i], i < n_read ? "" : ", writeable");
-            return 0;
-        }
-        vs->n++;
+    int bad = views_acquire(vs, objs, count, ~0u << n_read);
+    if (bad < count) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a C-contiguous%s float32 or float64 "
+                     "array", fn, names[bad], bad < n_read ? "" : ", writeable");
+        return 0;
     }
     const char *f0 = vs->b[0].format;
     char kind = (f0 != NULL && (f0[0] == 'f' || f0[0] == 'd') && f0[1] == '\0') ? f0[0] : 0;
@@ -1973,33 +1986,38 @@ win_dims_ok(const Py_buffer *v, const char *fn)
     return 1;
 }
 
-/* views of x-like (4-D) and patch (6-D) arrays of one format; 0 with an exception set */
+/* views of an x-like (4-D) array and patches (6-D) of one format, in vs->b[0] and vs->b[1];
+ * 0 with an exception set (and nothing held) */
 static int
-win_views(const char *fn, PyObject *a, PyObject *b, Py_buffer *va, Py_buffer *vb,
-          int b_writable, int a_writable)
+win_views(const char *fn, PyObject *args, Views *vs, unsigned writable)
 {
-    if (PyObject_GetBuffer(a, va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
-                           (a_writable ? PyBUF_WRITABLE : 0)) < 0)
+    if (views_acquire(vs, &PyTuple_GET_ITEM(args, 0), 2, writable) < 2)
         return 0;
-    if (PyObject_GetBuffer(b, vb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
-                           (b_writable ? PyBUF_WRITABLE : 0)) < 0) {
-        PyBuffer_Release(va);
-        return 0;
-    }
+    const Py_buffer *va = &vs->b[0], *vb = &vs->b[1];
     const char *fa = va->format ? va->format : "B", *fb = vb->format ? vb->format : "B";
     if (va->ndim != 4 || vb->ndim != 6 || strcmp(fa, fb) != 0 ||
         va->itemsize != vb->itemsize || va->shape[3] != vb->shape[5]) {
         PyErr_Format(PyExc_ValueError, "%s: expected a 4-D array and 6-D patches of one dtype "
                      "and channel count (got %d-D %s and %d-D %s)", fn, va->ndim, fa,
                      vb->ndim, fb);
-        PyBuffer_Release(va);
-        PyBuffer_Release(vb);
+        views_release(vs);
         return 0;
     }
     if (!win_dims_ok(va, fn) || !win_dims_ok(vb, fn)) {
-        PyBuffer_Release(va);
-        PyBuffer_Release(vb);
+        views_release(vs);
         return 0;
+    }
+    return 1;
+}
+
+/* ``count`` integers of ``args`` from ``first`` into ``out``; 0 with an exception set */
+static int
+parse_ssizes(PyObject *args, Py_ssize_t first, int count, Py_ssize_t *const *out)
+{
+    for (int k = 0; k < count; k++) {
+        *out[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, first + k));
+        if (*out[k] == -1 && PyErr_Occurred())
+            return 0;
     }
     return 1;
 }
@@ -2007,12 +2025,9 @@ win_views(const char *fn, PyObject *a, PyObject *b, Py_buffer *va, Py_buffer *vb
 static int
 win_geo(PyObject *args, Py_ssize_t first, WinGeo *g)
 {
-    Py_ssize_t *f[8] = {&g->n0, &g->r0, &g->sh, &g->sw, &g->dh, &g->dw, &g->pt, &g->pl};
-    for (int k = 0; k < 8; k++) {
-        *f[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, first + k));
-        if (*f[k] == -1 && PyErr_Occurred())
-            return 0;
-    }
+    Py_ssize_t *const f[8] = {&g->n0, &g->r0, &g->sh, &g->sw, &g->dh, &g->dw, &g->pt, &g->pl};
+    if (!parse_ssizes(args, first, 8, f))
+        return 0;
     /* bounded so that no index computation can overflow (with dims <= WIN_DIM_MAX) */
     if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1 || g->sh > WIN_STEP_MAX ||
         g->sw > WIN_STEP_MAX || g->dh > WIN_STEP_MAX || g->dw > WIN_STEP_MAX ||
@@ -2089,18 +2104,17 @@ mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
     WinGeo g;
     if (!win_geo(args, 2, &g))
         return NULL;
-    Py_buffer vx, vp;
-    if (!win_views("im2col", PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), &vx, &vp,
-                   1, 0))
+    Views vs;
+    if (!win_views("im2col", args, &vs, 0x2))   /* (p is written) */
         return NULL;
+    const Py_buffer vx = vs.b[0], vp = vs.b[1];
     const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2];
     const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
     const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
     const size_t row = (size_t)vx.shape[3] * (size_t)vx.itemsize;   /* bytes of C channels */
     if (B > N - g.n0) {
         PyErr_SetString(PyExc_ValueError, "im2col: the patches ask for images past the input");
-        PyBuffer_Release(&vx);
-        PyBuffer_Release(&vp);
+        views_release(&vs);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
@@ -2113,8 +2127,7 @@ mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
     else
         IM2COL_LOOP(unsigned char, row);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&vx);
-    PyBuffer_Release(&vp);
+    views_release(&vs);
     Py_RETURN_NONE;
 }
 
@@ -2151,10 +2164,10 @@ mod_col2im_add(PyObject *Py_UNUSED(mod), PyObject *args)
     WinGeo g;
     if (!win_geo(args, 2, &g))
         return NULL;
-    Py_buffer vx, vp;
-    if (!win_views("col2im_add", PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), &vx,
-                   &vp, 0, 1))
+    Views vs;
+    if (!win_views("col2im_add", args, &vs, 0x1))   /* (dx is written) */
         return NULL;
+    const Py_buffer vx = vs.b[0], vp = vs.b[1];
     const char kind = vx.format ? vx.format[0] : 'B';
     const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2], C = vx.shape[3];
     const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
@@ -2182,8 +2195,7 @@ mod_col2im_add(PyObject *Py_UNUSED(mod), PyObject *args)
             COL2IM_LOOP(double);
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&vx);
-    PyBuffer_Release(&vp);
+    views_release(&vs);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -2204,12 +2216,9 @@ typedef struct {
 static int
 pool_geo(PyObject *args, Py_ssize_t first, PoolGeo *g)
 {
-    Py_ssize_t *f[6] = {&g->kh, &g->kw, &g->sh, &g->sw, &g->pt, &g->pl};
-    for (int k = 0; k < 6; k++) {
-        *f[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, first + k));
-        if (*f[k] == -1 && PyErr_Occurred())
-            return 0;
-    }
+    Py_ssize_t *const f[6] = {&g->kh, &g->kw, &g->sh, &g->sw, &g->pt, &g->pl};
+    if (!parse_ssizes(args, first, 6, f))
+        return 0;
     if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->kh > WIN_STEP_MAX ||
         g->kw > WIN_STEP_MAX || g->sh > WIN_STEP_MAX || g->sw > WIN_STEP_MAX ||
         g->pt < -WIN_STEP_MAX || g->pt > WIN_STEP_MAX || g->pl < -WIN_STEP_MAX ||
@@ -2220,19 +2229,15 @@ pool_geo(PyObject *args, Py_ssize_t first, PoolGeo *g)
     return 1;
 }
 
-/* buffers of `count` 4-D arrays of one float format; [0] and [1] give the input and output
- * shapes (same N and C); returns the format char or 0 */
+/* buffers of `count` 4-D arrays of one float format (the arguments of ``args`` from 0,
+ * writeable from ``writable_from``); returns the format char, or 0 with an exception set
+ * and nothing held */
 static char
-pool_views(const char *fn, PyObject *args, int count, int writable_from, Py_buffer *v,
-           int *n_got)
+pool_views(const char *fn, PyObject *args, int count, int writable_from, Views *vs)
 {
-    *n_got = 0;
-    for (int k = 0; k < count; k++) {
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (k >= writable_from ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, k), &v[k], flags) < 0)
-            return 0;
-        (*n_got)++;
-    }
+    if (views_acquire(vs, &PyTuple_GET_ITEM(args, 0), count, ~0u << writable_from) < count)
+        return 0;
+    const Py_buffer *v = vs->b;
     const char *f0 = v[0].format ? v[0].format : "B";
     char kind = ((f0[0] == 'f' || f0[0] == 'd') && f0[1] == '\0') ? f0[0] : 0;
     for (int k = 0; k < count && kind; k++) {
@@ -2240,14 +2245,14 @@ pool_views(const char *fn, PyObject *args, int count, int writable_from, Py_buff
         if (v[k].ndim != 4 || f[0] != kind || f[1] != '\0')
             kind = 0;
     }
-    if (kind == 0) {
+    if (kind == 0)
         PyErr_Format(PyExc_ValueError, "%s: expected 4-D float32 or float64 arrays of one "
                      "dtype", fn);
-        return 0;
-    }
-    for (int k = 0; k < count; k++)
+    for (int k = 0; k < count && kind; k++)
         if (!win_dims_ok(&v[k], fn))
-            return 0;
+            kind = 0;
+    if (kind == 0)
+        views_release(vs);
     return kind;
 }
 
@@ -2295,9 +2300,9 @@ mod_max_pool(PyObject *Py_UNUSED(mod), PyObject *args)
     PoolGeo g;
     if (!pool_geo(args, 2, &g))
         return NULL;
-    Py_buffer v[2];
-    int got;
-    char kind = pool_views("max_pool", args, 2, 1, v, &got);
+    Views vs;
+    char kind = pool_views("max_pool", args, 2, 1, &vs);
+    Py_buffer *v = vs.b;
     if (kind && (v[1].shape[0] != v[0].shape[0] || v[1].shape[3] != v[0].shape[3])) {
         PyErr_SetString(PyExc_ValueError, "max_pool: input and output differ in batch or "
                         "channels");
@@ -2312,8 +2317,7 @@ mod_max_pool(PyObject *Py_UNUSED(mod), PyObject *args)
             MAXPOOL_LOOP(double);
         Py_END_ALLOW_THREADS
     }
-    for (int k = 0; k < got; k++)
-        PyBuffer_Release(&v[k]);
+    views_release(&vs);   /* (nothing held when pool_views failed) */
     if (!kind)
         return NULL;
     Py_RETURN_NONE;
@@ -2378,9 +2382,9 @@ mod_max_pool_grad(PyObject *Py_UNUSED(mod), PyObject *args)
     PoolGeo g;
     if (!pool_geo(args, 4, &g))
         return NULL;
-    Py_buffer v[4];
-    int got;
-    char kind = pool_views("max_pool_grad", args, 4, 3, v, &got);
+    Views vs;
+    char kind = pool_views("max_pool_grad", args, 4, 3, &vs);
+    Py_buffer *v = vs.b;
     /* g and y: the output's shape; x and dx: the input's */
     if (kind) {
         int ok = 1;
@@ -2416,8 +2420,7 @@ mod_max_pool_grad(PyObject *Py_UNUSED(mod), PyObject *args)
         Py_END_ALLOW_THREADS
     }
     PyMem_RawFree(taken);
-    for (int k = 0; k < got; k++)
-        PyBuffer_Release(&v[k]);
+    views_release(&vs);   /* (nothing held when pool_views failed) */
     if (!kind)
         return NULL;
     Py_RETURN_NONE;

@@ -805,22 +805,23 @@ class Adam(Optimizer):
         m, v = slots["m"], slots["v"]
         if not (m.flags.c_contiguous and v.flags.c_contiguous):
             return None
-        t = step + 1
-        b1, b2 = self.beta_1, self.beta_2
-        alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
         out = np.empty_like(p)
         try:
-            _speedups.adam(p, g, m, v, out, 1.0 - b1, 1.0 - b2, self.epsilon,
-                           alpha, float(self.weight_decay or 0.0), lr)
+            _speedups.adam(p, g, m, v, out, 1.0 - self.beta_1, 1.0 - self.beta_2, self.epsilon,
+                           self._step_size(lr, step + 1), float(self.weight_decay or 0.0), lr)
         except (TypeError, ValueError):
             return None   # (refused before writing: a byte-swapped array, say)
         return out
+
+    def _step_size(self, lr, t):
+        """The bias-corrected step ``lr * sqrt(1 - b2^t) / (1 - b1^t)`` for a host count."""
+        return lr * (math.sqrt(1.0 - self.beta_2 ** t) / (1.0 - self.beta_1 ** t))
 
     def _update(self, xp, p, g, slots, lr, step):
         t = step + 1
         b1, b2 = self.beta_1, self.beta_2
         if isinstance(t, int):
-            alpha = lr * (math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t))
+            alpha = self._step_size(lr, t)
         else:
             # the step count as a 0-d device array: the bias correction is computed on the
             # device, so a captured step reads the count anew on every replay

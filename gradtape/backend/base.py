@@ -11,7 +11,6 @@ import numpy as np
 SWITCHING_DEVICES = False
 
 
-
 def native_order(arr):
     """``arr`` itself, or a copy in native byte order when it is byte-swapped (devices keep
     native arrays only: NumPy computes results and gradients natively)."""
@@ -19,6 +18,7 @@ def native_order(arr):
     if dt is not None and not dt.isnative:
         return arr.astype(dt.newbyteorder("="))
     return arr
+
 
 class DeviceError(RuntimeError):
     """A device is unknown, unavailable, or two devices were mixed."""
