@@ -1986,30 +1986,6 @@ win_dims_ok(const Py_buffer *v, const char *fn)
     return 1;
 }
 
-/* views of an x-like (4-D) array and patches (6-D) of one format, in vs->b[0] and vs->b[1];
- * 0 with an exception set (and nothing held) */
-static int
-win_views(const char *fn, PyObject *args, Views *vs, unsigned writable)
-{
-    if (views_acquire(vs, &PyTuple_GET_ITEM(args, 0), 2, writable) < 2)
-        return 0;
-    const Py_buffer *va = &vs->b[0], *vb = &vs->b[1];
-    const char *fa = va->format ? va->format : "B", *fb = vb->format ? vb->format : "B";
-    if (va->ndim != 4 || vb->ndim != 6 || strcmp(fa, fb) != 0 ||
-        va->itemsize != vb->itemsize || va->shape[3] != vb->shape[5]) {
-        PyErr_Format(PyExc_ValueError, "%s: expected a 4-D array and 6-D patches of one dtype "
-                     "and channel count (got %d-D %s and %d-D %s)", fn, va->ndim, fa,
-                     vb->ndim, fb);
-        views_release(vs);
-        return 0;
-    }
-    if (!win_dims_ok(va, fn) || !win_dims_ok(vb, fn)) {
-        views_release(vs);
-        return 0;
-    }
-    return 1;
-}
-
 /* ``count`` integers of ``args`` from ``first`` into ``out``; 0 with an exception set */
 static int
 parse_ssizes(PyObject *args, Py_ssize_t first, int count, Py_ssize_t *const *out)
@@ -2039,6 +2015,44 @@ win_geo(PyObject *args, Py_ssize_t first, WinGeo *g)
     }
     return 1;
 }
+
+/* The common entry of the patch loops: ``usage`` when the argument count is off, the
+ * geometry into ``g``, the views of an x-like (4-D) array and its patches (6-D) of one format
+ * in vs->b[0] and vs->b[1], the patches within x's images. 0 with an exception set (and
+ * nothing held). */
+static int
+win_begin(const char *fn, const char *usage, PyObject *args, WinGeo *g, Views *vs,
+          unsigned writable)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return 0;
+    }
+    if (!win_geo(args, 2, g) || views_acquire(vs, &PyTuple_GET_ITEM(args, 0), 2, writable) < 2)
+        return 0;
+    const Py_buffer *va = &vs->b[0], *vb = &vs->b[1];
+    const char *fa = va->format ? va->format : "B", *fb = vb->format ? vb->format : "B";
+    if (va->ndim != 4 || vb->ndim != 6 || strcmp(fa, fb) != 0 ||
+        va->itemsize != vb->itemsize || va->shape[3] != vb->shape[5]) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a 4-D array and 6-D patches of one dtype "
+                     "and channel count (got %d-D %s and %d-D %s)", fn, va->ndim, fa,
+                     vb->ndim, fb);
+        views_release(vs);
+        return 0;
+    }
+    if (!win_dims_ok(va, fn) || !win_dims_ok(vb, fn)) {
+        views_release(vs);
+        return 0;
+    }
+    if (vb->shape[0] > va->shape[0] - g->n0) {
+        PyErr_Format(PyExc_ValueError, "%s: the patches ask for images past the input", fn);
+        views_release(vs);
+        return 0;
+    }
+    return 1;
+}
+
+
 
 
 /* For each patch row (b, r) and tap (i, j): the output columns q whose input column
@@ -2097,26 +2111,16 @@ win_geo(PyObject *args, Py_ssize_t first, WinGeo *g)
 static PyObject *
 mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
-        PyErr_SetString(PyExc_TypeError, "im2col(x, p, n0, r0, sh, sw, dh, dw, pt, pl)");
-        return NULL;
-    }
     WinGeo g;
-    if (!win_geo(args, 2, &g))
-        return NULL;
     Views vs;
-    if (!win_views("im2col", args, &vs, 0x2))   /* (p is written) */
+    if (!win_begin("im2col", "im2col(x, p, n0, r0, sh, sw, dh, dw, pt, pl)", args, &g, &vs,
+                   0x2))   /* (p is written) */
         return NULL;
     const Py_buffer vx = vs.b[0], vp = vs.b[1];
-    const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2];
+    const Py_ssize_t H = vx.shape[1], W = vx.shape[2];
     const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
     const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
     const size_t row = (size_t)vx.shape[3] * (size_t)vx.itemsize;   /* bytes of C channels */
-    if (B > N - g.n0) {
-        PyErr_SetString(PyExc_ValueError, "im2col: the patches ask for images past the input");
-        views_release(&vs);
-        return NULL;
-    }
     Py_BEGIN_ALLOW_THREADS
     /* (the channel rows are short, often one element: typed copies, not memcpy calls) */
     const size_t align = (size_t)(uintptr_t)vx.buf | (size_t)(uintptr_t)vp.buf | row;
@@ -2157,29 +2161,20 @@ mod_im2col(PyObject *Py_UNUSED(mod), PyObject *args)
 static PyObject *
 mod_col2im_add(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
-        PyErr_SetString(PyExc_TypeError, "col2im_add(dx, dp, n0, r0, sh, sw, dh, dw, pt, pl)");
-        return NULL;
-    }
     WinGeo g;
-    if (!win_geo(args, 2, &g))
-        return NULL;
     Views vs;
-    if (!win_views("col2im_add", args, &vs, 0x1))   /* (dx is written) */
+    if (!win_begin("col2im_add", "col2im_add(dx, dp, n0, r0, sh, sw, dh, dw, pt, pl)", args,
+                   &g, &vs, 0x1))   /* (dx is written) */
         return NULL;
     const Py_buffer vx = vs.b[0], vp = vs.b[1];
     const char kind = vx.format ? vx.format[0] : 'B';
-    const Py_ssize_t N = vx.shape[0], H = vx.shape[1], W = vx.shape[2], C = vx.shape[3];
+    const Py_ssize_t H = vx.shape[1], W = vx.shape[2], C = vx.shape[3];
     const Py_ssize_t B = vp.shape[0], R = vp.shape[1], Q = vp.shape[2];
     const Py_ssize_t KH = vp.shape[3], KW = vp.shape[4];
     int ok = (kind == 'f' || kind == 'd') && vx.format[1] == '\0';
     if (!ok)
         PyErr_Format(PyExc_TypeError, "col2im_add: float32 or float64 arrays only, got %s",
                      vx.format ? vx.format : "B");
-    else if (B > N - g.n0) {
-        PyErr_SetString(PyExc_ValueError, "col2im_add: the patches reach images past dx");
-        ok = 0;
-    }
     else {
         const char *a = (const char *)vx.buf, *pb = (const char *)vp.buf;
         if (a < pb + vp.len && pb < a + vx.len) {
@@ -2229,13 +2224,21 @@ pool_geo(PyObject *args, Py_ssize_t first, PoolGeo *g)
     return 1;
 }
 
-/* buffers of `count` 4-D arrays of one float format (the arguments of ``args`` from 0,
- * writeable from ``writable_from``); returns the format char, or 0 with an exception set
- * and nothing held */
+/* The common entry of the pooling loops: ``usage`` when the argument count (count arrays,
+ * then 6 integers) is off, the geometry into ``g``, buffers of the ``count`` 4-D arrays of one
+ * float format (writeable from ``writable_from``) in vs. Returns the format char, or 0 with
+ * an exception set and nothing held. */
 static char
-pool_views(const char *fn, PyObject *args, int count, int writable_from, Views *vs)
+pool_begin(const char *fn, const char *usage, PyObject *args, PoolGeo *g, Views *vs, int count,
+           int writable_from)
 {
-    if (views_acquire(vs, &PyTuple_GET_ITEM(args, 0), count, ~0u << writable_from) < count)
+    vs->n = 0;
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != count + 6) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return 0;
+    }
+    if (!pool_geo(args, count, g) ||
+        views_acquire(vs, &PyTuple_GET_ITEM(args, 0), count, ~0u << writable_from) < count)
         return 0;
     const Py_buffer *v = vs->b;
     const char *f0 = v[0].format ? v[0].format : "B";
@@ -2293,15 +2296,10 @@ pool_views(const char *fn, PyObject *args, int count, int writable_from, Views *
 static PyObject *
 mod_max_pool(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 8) {
-        PyErr_SetString(PyExc_TypeError, "max_pool(x, out, kh, kw, sh, sw, pt, pl)");
-        return NULL;
-    }
     PoolGeo g;
-    if (!pool_geo(args, 2, &g))
-        return NULL;
     Views vs;
-    char kind = pool_views("max_pool", args, 2, 1, &vs);
+    char kind = pool_begin("max_pool", "max_pool(x, out, kh, kw, sh, sw, pt, pl)", args, &g,
+                           &vs, 2, 1);
     Py_buffer *v = vs.b;
     if (kind && (v[1].shape[0] != v[0].shape[0] || v[1].shape[3] != v[0].shape[3])) {
         PyErr_SetString(PyExc_ValueError, "max_pool: input and output differ in batch or "
@@ -2375,15 +2373,10 @@ mod_max_pool(PyObject *Py_UNUSED(mod), PyObject *args)
 static PyObject *
 mod_max_pool_grad(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
-        PyErr_SetString(PyExc_TypeError, "max_pool_grad(g, x, y, dx, kh, kw, sh, sw, pt, pl)");
-        return NULL;
-    }
     PoolGeo g;
-    if (!pool_geo(args, 4, &g))
-        return NULL;
     Views vs;
-    char kind = pool_views("max_pool_grad", args, 4, 3, &vs);
+    char kind = pool_begin("max_pool_grad", "max_pool_grad(g, x, y, dx, kh, kw, sh, sw, pt, pl)",
+                           args, &g, &vs, 4, 3);
     Py_buffer *v = vs.b;
     /* g and y: the output's shape; x and dx: the input's */
     if (kind) {
