@@ -537,7 +537,7 @@ class Optimizer:
                     # (the kernels take float32 and float64)
                     # one kernel per variable updates a copy of it and its slots in place
                     # (the copy: values that tapes saved keep the old buffer)
-                    new = dev.xp.copy(p)
+                    new = p.copy()          # C order (xp.copy keeps a Fortran layout)
                     self._fused_update(dev.xp, new, g, slot_arrays, lr_v,
                                        next_it if on_device else step + 1)
                     v._assign_array(new)

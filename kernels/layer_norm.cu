@@ -2,10 +2,9 @@
 //   forward:        y = (x - mean) * rstd * gamma + beta,  rstd = 1 / sqrt(var + eps)
 //                   (mean and rstd per row are also written when the pointers are not null)
 //   backward_input: dx = rstd * (h - mean(h) - xhat * mean(h * xhat)),  h = g * gamma,
-//                   xhat = (x - mean) * rstd; the row statistics are recomputed and written
-//                   to mean/rstd for backward_params
-//   backward_params: dgamma[j] = sum_r g[r, j] * xhat[r, j],  dbeta[j] = sum_r g[r, j]
-//                   (one thread per column, rows in order: deterministic)
+//                   xhat = (x - mean) * rstd (the row statistics are recomputed); when gxhat
+//                   is not null it also gets g * xhat, whose column sums (a matrix-vector
+//                   product on the host side's BLAS) are dgamma, as g's are dbeta
 #include "common.cuh"
 
 template <typename T>
@@ -48,8 +47,8 @@ __device__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict_
 template <typename T>
 __device__ void layer_norm_backward_input(const T* __restrict__ g, const T* __restrict__ x,
                                           const T* __restrict__ gamma, T* __restrict__ dx,
-                                          T* __restrict__ mean_out, T* __restrict__ rstd_out,
-                                          gt_index rows, gt_index c, double eps) {
+                                          T* __restrict__ gxhat, gt_index rows, gt_index c,
+                                          double eps) {
     __shared__ T scratch[32];
     for (gt_index r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* row = x + r * c;
@@ -68,28 +67,8 @@ __device__ void layer_norm_backward_input(const T* __restrict__ g, const T* __re
             T h = grow[j] * (gamma != nullptr ? gamma[j] : T(1));
             T xhat = (row[j] - mean) * rstd;
             dx[r * c + j] = rstd * (h - mh - xhat * mhx);
+            if (gxhat != nullptr) gxhat[r * c + j] = grow[j] * xhat;
         }
-        if (threadIdx.x == 0) {
-            if (mean_out != nullptr) mean_out[r] = mean;
-            if (rstd_out != nullptr) rstd_out[r] = rstd;
-        }
-    }
-}
-
-template <typename T>
-__device__ void layer_norm_backward_params(const T* __restrict__ g, const T* __restrict__ x,
-                                           const T* __restrict__ mean, const T* __restrict__ rstd,
-                                           T* __restrict__ dgamma, T* __restrict__ dbeta,
-                                           gt_index rows, gt_index c) {
-    GT_FOR_EACH(j, c) {
-        T sg = T(0), sgx = T(0);
-        for (gt_index r = 0; r < rows; ++r) {
-            T gv = g[r * c + j];
-            sg += gv;
-            sgx += gv * (x[r * c + j] - mean[r]) * rstd[r];
-        }
-        if (dgamma != nullptr) dgamma[j] = sgx;
-        if (dbeta != nullptr) dbeta[j] = sg;
     }
 }
 
@@ -108,29 +87,15 @@ __global__ void layer_norm_forward_f64(const double* x, const double* gamma, con
 }
 
 __global__ void layer_norm_backward_input_f32(const float* g, const float* x, const float* gamma,
-                                              float* dx, float* mean, float* rstd,
-                                              gt_index rows, gt_index c, double eps) {
-    layer_norm_backward_input<float>(g, x, gamma, dx, mean, rstd, rows, c, eps);
+                                              float* dx, float* gxhat, gt_index rows, gt_index c,
+                                              double eps) {
+    layer_norm_backward_input<float>(g, x, gamma, dx, gxhat, rows, c, eps);
 }
 
 __global__ void layer_norm_backward_input_f64(const double* g, const double* x,
-                                              const double* gamma, double* dx, double* mean,
-                                              double* rstd, gt_index rows, gt_index c,
-                                              double eps) {
-    layer_norm_backward_input<double>(g, x, gamma, dx, mean, rstd, rows, c, eps);
-}
-
-__global__ void layer_norm_backward_params_f32(const float* g, const float* x, const float* mean,
-                                               const float* rstd, float* dgamma, float* dbeta,
-                                               gt_index rows, gt_index c) {
-    layer_norm_backward_params<float>(g, x, mean, rstd, dgamma, dbeta, rows, c);
-}
-
-__global__ void layer_norm_backward_params_f64(const double* g, const double* x,
-                                               const double* mean, const double* rstd,
-                                               double* dgamma, double* dbeta, gt_index rows,
-                                               gt_index c) {
-    layer_norm_backward_params<double>(g, x, mean, rstd, dgamma, dbeta, rows, c);
+                                              const double* gamma, double* dx, double* gxhat,
+                                              gt_index rows, gt_index c, double eps) {
+    layer_norm_backward_input<double>(g, x, gamma, dx, gxhat, rows, c, eps);
 }
 
 }  // extern "C"

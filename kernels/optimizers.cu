@@ -42,14 +42,16 @@ __device__ void adam(T* __restrict__ p, const T* __restrict__ g, T* __restrict__
     // float's digits), as the CPU path computes it
     const double t = double(step_ptr != nullptr ? *step_ptr : step_value);
     const T alpha = T(double(lr) * sqrt(1.0 - pow(beta2, t)) / (1.0 - pow(beta1, t)));
-    const T b1 = T(beta1), b2 = T(beta2);
+    // 1 - beta formed in double, then rounded, as the CPU paths round the Python float
+    // (in float, 1 - float(0.999) is 0.00099998713, not 0.001)
+    const T b1 = T(beta1), b2 = T(beta2), c1 = T(1.0 - beta1), c2 = T(1.0 - beta2);
     const T decay = lr * weight_decay;
     GT_FOR_EACH(i, n) {
         const T gi = g[i];
         T pi = p[i];
         if (weight_decay != T(0)) pi -= decay * pi;
-        const T mi = b1 * m[i] + (T(1) - b1) * gi;
-        const T vi = b2 * v[i] + (T(1) - b2) * gi * gi;
+        const T mi = b1 * m[i] + c1 * gi;
+        const T vi = b2 * v[i] + c2 * gi * gi;
         m[i] = mi;
         v[i] = vi;
         p[i] = pi - alpha * mi / (gt_sqrt(vi) + eps);

@@ -20,9 +20,10 @@ import types
 import numpy as np
 import pytest
 
+import gradtape as gt
 from gradtape.backend import kernels as K
 
-ARCHES = ("compute_80", "compute_90")
+ARCHES = ("sm_80", "sm_90")      # cubins, as CuPy's RawModule builds them for such GPUs
 
 
 def _preload_pip_nvrtc():
@@ -68,7 +69,8 @@ def _nvrtc():
 
 
 def nvrtc_compile(nvrtc, source, name, arch):
-    """``(ok, log, ptx)`` of compiling ``source`` for ``arch`` with the loader's options."""
+    """``(ok, log, code)`` of compiling ``source`` for ``arch`` with the loader's options:
+    the cubin (bytes) for ``sm_XX``, the PTX (text) for ``compute_XX``."""
     prog = nvrtc.createProgram(source, name, [], [])
     try:
         try:
@@ -77,12 +79,14 @@ def nvrtc_compile(nvrtc, source, name, arch):
         except Exception:
             ok = False
         log = nvrtc.getProgramLog(prog).strip().strip("\x00")
-        ptx = nvrtc.getPTX(prog) if ok else ""
+        code = b""
+        if ok:
+            code = nvrtc.getCUBIN(prog) if arch.startswith("sm_") else nvrtc.getPTX(prog)
     finally:
         nvrtc.destroyProgram(prog)
-    if isinstance(ptx, bytes):
-        ptx = ptx.decode()
-    return ok, log, ptx
+    if isinstance(code, str):
+        code = code.encode()
+    return ok, log, code
 
 
 def _entry_points(source):
@@ -106,13 +110,24 @@ def test_kernel_sources_are_found_and_complete():
 def test_kernel_compiles_without_errors_or_warnings(name, arch):
     nvrtc = _nvrtc()
     source = K.kernel_source(name)
-    ok, log, ptx = nvrtc_compile(nvrtc, source, name, arch)
+    ok, log, cubin = nvrtc_compile(nvrtc, source, name, arch)
     assert ok, f"{name} failed to compile for {arch}:\n{log}"
     assert log == "", f"{name} compiled for {arch} with warnings:\n{log}"
-    target = arch.split("_")[1]
-    assert f".target sm_{target}" in ptx
-    for entry in _entry_points(source):
-        assert re.search(rf"\.entry\s+{entry}\s*\(", ptx), f"{name}: no PTX entry for {entry}"
+    assert cubin[:4] == b"\x7fELF", f"{name}: NVRTC gave no cubin for {arch}"
+    for entry in _entry_points(source):     # extern "C": the symbol is the plain name
+        assert b"\x00" + entry.encode() + b"\x00" in cubin, f"{name}: no kernel {entry} in the cubin"
+
+
+def test_kernels_also_compile_to_ptx_for_newer_gpus():
+    """CuPy builds PTX instead of a cubin for a GPU newer than its NVRTC knows."""
+    nvrtc = _nvrtc()
+    for name in FILES:
+        source = K.kernel_source(name)
+        ok, log, ptx = nvrtc_compile(nvrtc, source, name, "compute_90")
+        assert ok and log == "", f"{name}:\n{log}"
+        assert b".target sm_90" in ptx
+        for entry in _entry_points(source):
+            assert re.search(rb"\.entry\s+" + entry.encode() + rb"\s*\(", ptx), (name, entry)
 
 
 def test_compile_check_reports_errors_and_warnings():
@@ -274,6 +289,32 @@ def test_kernel_functions_check_optimizer_state_shapes():
         K.adam_update(np, np.zeros(5), np.zeros(5), np.zeros(4), np.zeros(5), 0.1, 1)
     with pytest.raises(ValueError, match="unknown activation 'swish'"):
         K.bias_act_forward(np, np.zeros(3), None, "swish")
+
+
+def test_kernel_functions_refuse_shapes_a_kernel_would_read_past():
+    with pytest.raises(ValueError, match=r"embedding_backward: grad of shape \(4, 3\) does not "
+                                         r"match ids of shape \(5,\)"):
+        K.embedding_backward(np, np.zeros(5, np.int64), np.zeros((4, 3)), 10)
+    for fn, labels in ((K.softmax_xent_sparse, np.zeros(2, np.int64)),
+                       (K.softmax_xent_dense, np.zeros((2, 0)))):
+        with pytest.raises(ValueError, match="2 rows of 0 classes"):
+            fn(np, np.zeros((2, 0)), labels)
+
+
+def test_fused_optimizer_updates_need_c_contiguous_device_parameters():
+    """Off the host an update writes in place: a strided parameter or state is refused
+    before anything is written (the optimizers hand the kernels C-ordered copies)."""
+    dev = gt.get_device("strict:0")
+    p = dev.asarray(np.asfortranarray(np.ones((3, 4))))
+    g = dev.asarray(np.ones((3, 4)))
+    m, v = dev.asarray(np.zeros((3, 4))), dev.asarray(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"adam_update: the parameter \(shape \(3, 4\)\) must "
+                                         "be C-contiguous"):
+        K.adam_update(dev.xp, p, g, m, v, 0.1, 1)
+    with pytest.raises(ValueError, match="velocity must be C-contiguous"):
+        K.sgd_momentum_update(dev.xp, g, g, dev.asarray(np.asfortranarray(np.ones((3, 4)))),
+                              0.1, 0.9)
+    assert float(dev.to_host(m).sum()) == 0.0
 
 
 # --- on a GPU: every kernel against its NumPy reference ------------------------------------------

@@ -43,7 +43,8 @@ ACTIVATIONS = {"linear": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4, "ta
 _BLOCK = 256
 _MAX_GRID = 65535
 _lock = threading.Lock()
-_modules: dict = {}
+_modules: dict = {}         # (kernel directory, file, device) -> cupy.RawModule
+_functions: dict = {}       # (GRADTAPE_KERNEL_DIR, file, kernel name, device) -> its kernel
 
 
 class KernelNotFoundError(FileNotFoundError):
@@ -109,11 +110,13 @@ def kernel_source(name: str) -> str:
 
 
 def compile_options(arch: str | None = None) -> tuple:
-    """The NVRTC options of a kernel build, as ``RawModule`` passes them for ``arch``
-    (for example ``"compute_90"``); without ``arch``, only gradtape's own options."""
+    """The NVRTC options of a kernel build, in the order ``RawModule`` passes them for
+    ``arch`` (``"sm_90"``: a cubin, as CuPy builds for a GPU it knows; ``"compute_90"``:
+    PTX); without ``arch``, only gradtape's own options."""
     opts = NVRTC_OPTIONS
     if arch is not None:
-        opts = opts + CUPY_NVRTC_OPTIONS + (f"--gpu-architecture={arch}",)
+        ftz, default_space = CUPY_NVRTC_OPTIONS
+        opts = opts + (ftz, f"-arch={arch}", default_space)
     return opts
 
 
@@ -126,7 +129,7 @@ def is_cupy_array(a) -> bool:
 
 def _load_module(cupy, name: str):
     dev = cupy.cuda.Device().id
-    key = (name, dev)
+    key = (str(kernel_dir()), name, dev)
     mod = _modules.get(key)
     if mod is not None:
         return mod
@@ -147,9 +150,15 @@ def _load_module(cupy, name: str):
 
 
 def get_kernel(file: str, name: str):
-    """The compiled kernel ``name`` of kernel file ``file`` on the current CUDA device."""
+    """The compiled kernel ``name`` of kernel file ``file`` on the current CUDA device
+    (looked up once per device: ``RawModule.get_function`` builds a new kernel object on
+    each call, a few microseconds a launch)."""
     import cupy
-    return _load_module(cupy, file).get_function(name)
+    key = (os.environ.get("GRADTAPE_KERNEL_DIR"), file, name, cupy.cuda.Device().id)
+    kernel = _functions.get(key)
+    if kernel is None:
+        kernel = _functions[key] = _load_module(cupy, file).get_function(name)
+    return kernel
 
 
 def _suffix(dtype) -> str:
@@ -415,16 +424,49 @@ def _null():
     return np.uintp(0)
 
 
+def _kernel_ok(x, *operands, g=None):
+    """Whether a call goes to the kernels: ``x`` a CuPy array of float32 or float64, each
+    ``(array, shape)`` operand None or a CuPy array of ``x``'s dtype and exactly that shape,
+    and ``g`` (broadcast to ``x``) None or of ``x``'s dtype. Anything else (float16, a float64
+    bias beside a float32 ``x``, an operand that only broadcasts, another namespace) runs the
+    reference, which follows NumPy's promotion and broadcasting on any array namespace (CuPy
+    included), so every device gives the same result for the same call and no kernel reads
+    past an operand's end."""
+    if not is_cupy_array(x) or x.dtype.char not in "fd":
+        return False
+    if g is not None and (not is_cupy_array(g) or g.dtype != x.dtype):
+        return False
+    for a, shape in operands:
+        if a is not None and (not is_cupy_array(a) or a.dtype != x.dtype
+                              or tuple(a.shape) != shape):
+            return False
+    return True
+
+
+def _labels_ok(labels, rows):
+    return is_cupy_array(labels) and labels.dtype.kind in "iu" and tuple(labels.shape) == (rows,)
+
+
+def _scale_ok(scale, rows):
+    return scale is None or (is_cupy_array(scale) and tuple(scale.shape) == (rows,))
+
+
+def _classes(fn, rows, c):
+    if rows and not c:
+        raise ValueError(f"{fn}: the logits have {rows} rows of 0 classes; a softmax needs at "
+                         "least one class")
+
+
 def bias_act_forward(xp, x, b, activation):
     """``act(x + b)``: the fused kernel on CuPy arrays, the NumPy reference elsewhere."""
     code = _act_code(activation)
-    if not is_cupy_array(x):
+    channels = x.shape[-1] if x.ndim else 1
+    if not _kernel_ok(x, (b, (channels,))) or (x.ndim == 0 and b is not None):
         return reference_bias_act_forward(xp, x, b, activation)
     x = _contig(xp, x)
     y = xp.empty_like(x)
     n = x.size
     if n:
-        channels = x.shape[-1] if x.ndim else 1
         bb = _contig(xp, b) if b is not None else _null()
         get_kernel("activation.cu", f"bias_act_forward_{_suffix(x.dtype)}")(
             (_grid(n),), (_BLOCK,), (x, bb, y, np.int64(n), np.int64(channels), np.int32(code)))
@@ -434,14 +476,14 @@ def bias_act_forward(xp, x, b, activation):
 def bias_act_backward(xp, g, x, b, activation):
     """``g * act'(x + b)`` (one launch on CuPy arrays)."""
     code = _act_code(activation)
-    if not is_cupy_array(x):
+    channels = x.shape[-1] if x.ndim else 1
+    if not _kernel_ok(x, (b, (channels,)), g=g) or (x.ndim == 0 and b is not None):
         return reference_bias_act_backward(xp, g, x, b, activation)
     x = _contig(xp, x)
     g = _contig(xp, xp.broadcast_to(g, x.shape))
     dz = xp.empty_like(x)
     n = x.size
     if n:
-        channels = x.shape[-1] if x.ndim else 1
         bb = _contig(xp, b) if b is not None else _null()
         get_kernel("activation.cu", f"bias_act_backward_{_suffix(x.dtype)}")(
             (_grid(n),), (_BLOCK,),
@@ -457,7 +499,7 @@ def _rows(x):
 
 def log_softmax(xp, x):
     """Log-softmax over the last axis (one block per row on CuPy)."""
-    if not is_cupy_array(x):
+    if not _kernel_ok(x):
         return reference_log_softmax(xp, x)
     x = _contig(xp, x)
     out = xp.empty_like(x)
@@ -471,10 +513,11 @@ def log_softmax(xp, x):
 def softmax_xent_sparse(xp, logits, labels, scale=None, want_loss=True, want_grad=False):
     """Sparse softmax cross-entropy of ``logits[rows, C]``: ``(loss, grad)`` from one pass
     per row; ``grad`` is multiplied by ``scale[rows]`` when given."""
-    if not is_cupy_array(logits):
+    rows, c = logits.shape
+    _classes("softmax_xent_sparse", rows, c)
+    if not (_kernel_ok(logits) and _labels_ok(labels, rows) and _scale_ok(scale, rows)):
         return reference_softmax_xent_sparse(xp, logits, labels, scale, want_loss, want_grad)
     logits = _contig(xp, logits)
-    rows, c = logits.shape
     lab = _contig(xp, labels.astype(xp.int64, copy=False))
     loss = xp.empty((rows,), dtype=logits.dtype) if want_loss else None
     grad = xp.empty_like(logits) if want_grad else None
@@ -490,11 +533,12 @@ def softmax_xent_sparse(xp, logits, labels, scale=None, want_loss=True, want_gra
 def softmax_xent_dense(xp, logits, labels, scale=None, want_loss=True, want_grad=False):
     """Softmax cross-entropy with label distributions ``labels[rows, C]``: ``(loss, grad)``
     from one pass per row."""
-    if not is_cupy_array(logits):
+    rows, c = logits.shape
+    _classes("softmax_xent_dense", rows, c)
+    if not (_kernel_ok(logits, (labels, (rows, c))) and _scale_ok(scale, rows)):
         return reference_softmax_xent_dense(xp, logits, labels, scale, want_loss, want_grad)
     logits = _contig(xp, logits)
     labels = _contig(xp, labels)
-    rows, c = logits.shape
     loss = xp.empty((rows,), dtype=logits.dtype) if want_loss else None
     grad = xp.empty_like(logits) if want_grad else None
     if rows:
@@ -508,7 +552,8 @@ def softmax_xent_dense(xp, logits, labels, scale=None, want_loss=True, want_grad
 
 def layer_norm_forward(xp, x, gamma, beta, epsilon):
     """Layer normalisation over the last axis (one block per row on CuPy)."""
-    if not is_cupy_array(x):
+    c = x.shape[-1] if x.ndim else 0
+    if not _kernel_ok(x, (gamma, (c,)), (beta, (c,))):
         return reference_layer_norm_forward(xp, x, gamma, beta, epsilon)
     x = _contig(xp, x)
     y = xp.empty_like(x)
@@ -523,30 +568,25 @@ def layer_norm_forward(xp, x, gamma, beta, epsilon):
 
 
 def layer_norm_backward(xp, g, x, gamma, epsilon):
-    """``(dx, dgamma, dbeta)`` of layer normalisation (two launches on CuPy: rows, then
-    columns)."""
-    if not is_cupy_array(x):
+    """``(dx, dgamma, dbeta)`` of layer normalisation. On CuPy: one launch per row for ``dx``
+    (it also writes ``g * xhat``), then the column sums giving ``dgamma`` and ``dbeta`` as
+    products with a vector of ones (cuBLAS: parallel over rows and deterministic)."""
+    c = x.shape[-1] if x.ndim else 0
+    if not _kernel_ok(x, (gamma, (c,)), g=g):
         return reference_layer_norm_backward(xp, g, x, gamma, epsilon)
     x = _contig(xp, x)
     g = _contig(xp, xp.broadcast_to(g, x.shape))
     rows, c = _rows(x)
     dx = xp.empty_like(x)
-    dgamma = xp.empty((c,), dtype=x.dtype)
-    dbeta = xp.empty((c,), dtype=x.dtype)
-    if not rows:
-        dgamma.fill(0)
-        dbeta.fill(0)
-        return dx, dgamma, dbeta
-    mean = xp.empty((rows,), dtype=x.dtype)
-    rstd = xp.empty((rows,), dtype=x.dtype)
-    sfx = _suffix(x.dtype)
-    get_kernel("layer_norm.cu", f"layer_norm_backward_input_{sfx}")(
+    if not rows or not c:
+        return dx, xp.zeros((c,), dtype=x.dtype), xp.zeros((c,), dtype=x.dtype)
+    gxhat = xp.empty_like(x)
+    get_kernel("layer_norm.cu", f"layer_norm_backward_input_{_suffix(x.dtype)}")(
         (min(rows, _MAX_GRID),), (_row_block(c),),
-        (g, x, _contig(xp, gamma) if gamma is not None else _null(), dx, mean, rstd,
+        (g, x, _contig(xp, gamma) if gamma is not None else _null(), dx, gxhat,
          np.int64(rows), np.int64(c), np.float64(epsilon)))
-    get_kernel("layer_norm.cu", f"layer_norm_backward_params_{sfx}")(
-        (_grid(c),), (_BLOCK,), (g, x, mean, rstd, dgamma, dbeta, np.int64(rows), np.int64(c)))
-    return dx, dgamma, dbeta
+    ones = xp.ones((rows,), dtype=x.dtype)
+    return dx, xp.matmul(ones, gxhat.reshape(rows, c)), xp.matmul(ones, g.reshape(rows, c))
 
 
 def _check_state(name, param, **buffers):
@@ -556,7 +596,8 @@ def _check_state(name, param, **buffers):
         if tuple(buf.shape) != tuple(param.shape) or buf.dtype != param.dtype:
             raise ValueError(f"{name}: {key} has shape {tuple(buf.shape)} and dtype {buf.dtype}, "
                              f"the parameter {tuple(param.shape)} and {param.dtype}")
-        if is_cupy_array(param) and not buf.flags.c_contiguous:
+        if key != "grad" and not isinstance(param, np.ndarray) and not buf.flags.c_contiguous:
+            # (the gradient is only read: a strided one is made contiguous for the kernel)
             raise ValueError(f"{name}: {key} must be C-contiguous to be updated in place")
 
 
@@ -578,11 +619,12 @@ def sgd_momentum_update(xp, param, grad, velocity, lr, momentum=0.0, nesterov=Fa
     the NumPy reference on other namespaces. Returns None.
     """
     _check_state("sgd_momentum_update", param, grad=grad, velocity=velocity)
+    if not isinstance(param, np.ndarray) and not param.flags.c_contiguous:
+        raise ValueError(f"sgd_momentum_update: the parameter (shape {tuple(param.shape)}) must be "
+                         "C-contiguous to be updated in place")
     if not is_cupy_array(param):
         reference_sgd_momentum_update(xp, param, grad, velocity, lr, momentum, nesterov)
         return
-    if not param.flags.c_contiguous:
-        raise ValueError("sgd_momentum_update: the parameter must be C-contiguous")
     n = param.size
     if not n:
         return
@@ -604,12 +646,13 @@ def adam_update(xp, param, grad, m, v, lr, step, beta1=0.9, beta2=0.999, epsilon
     (read on the device). One kernel launch on CuPy arrays. Returns None.
     """
     _check_state("adam_update", param, grad=grad, m=m, v=v)
+    if not isinstance(param, np.ndarray) and not param.flags.c_contiguous:
+        raise ValueError(f"adam_update: the parameter (shape {tuple(param.shape)}) must be "
+                         "C-contiguous to be updated in place")
     if not is_cupy_array(param):
         reference_adam_update(xp, param, grad, m, v, lr, step, beta1, beta2, epsilon,
                               weight_decay)
         return
-    if not param.flags.c_contiguous:
-        raise ValueError("adam_update: the parameter must be C-contiguous")
     n = param.size
     if not n:
         return
@@ -633,7 +676,10 @@ def adamw_update(xp, param, grad, m, v, lr, step, weight_decay, beta1=0.9, beta2
 def embedding_backward(xp, ids, grad, vocab_size):
     """Gradient of an embedding table ``[vocab_size, dim]`` from the gradient of its looked-up
     rows ``grad[..., dim]`` at ``ids[...]`` (repeated ids summed; atomicAdd on CuPy)."""
-    if not is_cupy_array(grad):
+    if grad.ndim < 1 or tuple(grad.shape[:-1]) != tuple(ids.shape):
+        raise ValueError(f"embedding_backward: grad of shape {tuple(grad.shape)} does not match "
+                         f"ids of shape {tuple(ids.shape)} (expected ids.shape + (dim,))")
+    if not (_kernel_ok(grad) and is_cupy_array(ids) and ids.dtype.kind in "iu"):
         return reference_embedding_backward(xp, ids, grad, vocab_size)
     dim = grad.shape[-1]
     flat_ids = _contig(xp, ids.reshape(-1).astype(xp.int64, copy=False))
