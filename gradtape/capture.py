@@ -12,28 +12,37 @@ Each call performs exactly one step. What a step may do:
 
 * read tensors passed as arguments (their shapes and dtypes must not change: a call with
   a different shape raises :class:`CaptureError` naming the argument) and Variables it
-  closes over (weights, optimizer state);
+  closes over (weights, optimizer state). A NumPy array or scalar argument becomes a device
+  tensor of its own dtype in every call, warm-up included, as ``tf.function`` converts it
+  (pass float32 data to a float32 model); a device array argument stays a device array; a
+  Python number is a fixed value (a call with another one raises);
 * assign Variables (``assign``, ``assign_sub`` ... as optimizers do): the new values are
   written back into the Variables' buffers at the end of each replay;
 * return tensors (nested in lists, tuples, dicts): each call returns fresh copies.
 
 Variables keep the buffers the graph was recorded with: a value assigned to a Variable
 between calls (``assign``, a checkpoint restore, a learning-rate Variable) is copied into
-that buffer before the next replay, so the graph reads it. A learning rate the step computes
+that buffer before the next replay, so the graph reads it. A tensor that shares a
+Variable's buffer (``read_value()`` taken outside the step) therefore sees later values;
+copy it (``v + 0``) to keep a snapshot. Tensors the step returns are fresh copies. A learning rate the step computes
 on the host (a Python callable, a schedule without ``value_on``) would be frozen at its
 captured value: optimizers refuse it inside a captured step (use a schedule from
 ``gt.optimizers.schedules`` or a Variable).
 
 It must not make the host wait for the GPU (``.numpy()``, ``float()``, ``bool()`` of a
-device tensor, data-dependent shapes): CUDA refuses that during capture and the capture
-fails with :class:`CaptureError`. Python side effects (appending to a list, host random
+device tensor, data-dependent shapes) nor copy host arrays to the device (``gt.constant``
+of a NumPy array inside the step: make such constants outside it, or pass them as
+arguments): CUDA refuses the first during capture, and the graph would replay the second
+from a host buffer that is reused. The capture then fails with :class:`CaptureError`, and
+the Variables keep the values they had before the call. Python side effects (appending to a list, host random
 numbers, a Python step counter) happen only while recording, not on replays; keep such
 state in Variables.
 
 On the CPU ``capture`` simply calls ``fn``. On the strict test device it calls ``fn`` too,
 but applies the GPU's rules so CI catches what would fail on a GPU: a step that
-synchronises with the host (after the warm-up call) or whose input shapes change raises
-:class:`CaptureError`.
+synchronises with the host or uploads host arrays (after the warm-up call), or whose input
+shapes change, raises :class:`CaptureError`; Variables are put back into the buffers of
+the "recorded" call before each later one, as replays do.
 """
 from __future__ import annotations
 
@@ -56,6 +65,9 @@ class CaptureError(RuntimeError):
 
 
 _state = threading.local()
+# one capture at a time in a process: the allocator's keep list and the assignment hook on
+# Variable are process-wide while recording
+_RECORDING = threading.Lock()
 
 
 def capturing() -> bool:
@@ -96,8 +108,10 @@ def _refresh_pins(pins, copyto) -> int:
 def capture(fn=None, *, warmup: int = 1):
     """Wrap ``fn`` (a training step) so it runs as a replayed CUDA graph on a GPU.
 
-    ``warmup`` eager calls come before the capture (default 1). Usable as a decorator,
-    with or without arguments. See the module documentation for what a step may do.
+    ``warmup`` eager calls (at least 1, the default) come before the capture: they compile
+    kernels and create what a step creates once (optimizer slots, lazily built weights),
+    which a graph would otherwise re-create on every replay. Usable as a decorator, with or
+    without arguments. See the module documentation for what a step may do.
     """
     if fn is None:
         return lambda f: CapturedStep(f, warmup=warmup)
@@ -114,17 +128,19 @@ class _Signature:
         self.specs = specs
 
 
-def _spec(value):
+def _spec(value, device):
     if isinstance(value, Tensor):
         return ("tensor", tuple(value._value.shape), value._value.dtype, value._device)
     if isinstance(value, np.ndarray):
         return ("array", tuple(value.shape), value.dtype, None)
+    if device.is_native(value):
+        return ("device array", tuple(value.shape), value.dtype, None)
     return ("value", value)
 
 
 def _describe(spec):
-    if spec[0] in ("tensor", "array"):
-        kind = "tensor" if spec[0] == "tensor" else "NumPy array"
+    if spec[0] in ("tensor", "array", "device array"):
+        kind = {"tensor": "tensor", "array": "NumPy array"}.get(spec[0], spec[0])
         where = f" on {spec[3]}" if spec[3] is not None else ""
         return f"a {kind} of shape {spec[1]} and dtype {np.dtype(spec[2]).name}{where}"
     return f"the value {spec[1]!r}"
@@ -137,7 +153,11 @@ class CapturedStep:
         if not callable(fn):
             raise TypeError(f"capture: expected a function, got {type(fn).__name__}")
         self.fn = fn
-        self.warmup = max(0, int(warmup))
+        if isinstance(warmup, bool) or not isinstance(warmup, (int, np.integer)) or warmup < 1:
+            raise ValueError(f"capture: warmup must be an int >= 1 (the eager calls that create "
+                             f"optimizer slots and compile kernels before recording), got "
+                             f"{warmup!r}")
+        self.warmup = int(warmup)
         self.calls = 0
         self.replays = 0
         self._graph = None
@@ -173,17 +193,17 @@ class CapturedStep:
                              else f"keyword argument {k!r}, element {j}")
         return flat, names
 
-    def _check(self, flat, names):
+    def _check(self, device, flat, names):
         old = self._signature
         if len(flat) != len(old.specs):
             raise CaptureError(f"capture: {getattr(self.fn, '__name__', 'step')} was captured with "
                                f"{len(old.specs)} inputs, now called with {len(flat)}")
         for name, spec, value in zip(names, old.specs, flat):
-            new = _spec(value)
+            new = _spec(value, device)
             if new[0] == "value" and spec[0] == "value":
                 same = new[1] is spec[1] or _equal(new[1], spec[1])
             else:
-                same = new[:3] == spec[:3] and (new[3] is spec[3] or spec[0] == "array")
+                same = new[:3] == spec[:3] and new[3] is spec[3]
             if not same:
                 raise CaptureError(
                     f"capture: {name} of {getattr(self.fn, '__name__', 'step')} changed from "
@@ -195,13 +215,14 @@ class CapturedStep:
     def __call__(self, *args, **kwargs):
         flat, names = self._flatten(args, kwargs)
         device = self._device or _device_of(flat)
-        if device.kind == "cpu":
+        if device.kind not in ("strict", "gpu"):
             self.calls += 1
             return self.fn(*args, **kwargs)
+        # NumPy arguments become device tensors in every call (as tf.function converts
+        # them), so the warm-up sees the dtypes the captured calls will
+        args, kwargs, flat = _on_device(device, args, kwargs, flat)
         if device.kind == "strict":
             return self._call_strict(device, flat, names, args, kwargs)
-        if device.kind != "gpu":
-            return self.fn(*args, **kwargs)
         with self._lock:
             return self._call_gpu(device, flat, names, args, kwargs)
 
@@ -210,28 +231,46 @@ class CapturedStep:
         if self.calls <= self.warmup:
             return self.fn(*args, **kwargs)
         if self._signature is None:
-            self._signature = _Signature(names, [_spec(v) for v in flat])
+            self._signature = _Signature(names, [_spec(v, device) for v in flat])
             self._device = device
         else:
-            self._check(flat, names)
-        before = device.sync_count
-        with _Capturing():
-            out = self.fn(*args, **kwargs)
-        if device.sync_count != before:
-            raise CaptureError(
-                f"capture: {getattr(self.fn, '__name__', 'step')} made the host wait for "
-                f"{device} {device.sync_count - before} time(s) (.numpy(), float(), bool() of a "
-                "device tensor, or a data-dependent shape); on a GPU this step cannot be "
-                "captured into a CUDA graph")
-        return out
+            self._check(device, flat, names)
+            if self._pins is not None:
+                # as a replay does: Variables back in the buffers of the recorded call
+                _refresh_pins(self._pins, device.xp.copyto)
+        syncs, uploads = device.sync_count, device.transfer_count
+        assigned = {}
+        try:
+            with _track_assignments(assigned), _Capturing():
+                out = self.fn(*args, **kwargs)
+            name = getattr(self.fn, "__name__", "step")
+            if device.sync_count != syncs:
+                raise CaptureError(
+                    f"capture: {name} made the host wait for {device} "
+                    f"{device.sync_count - syncs} time(s) (.numpy(), float(), bool() of a "
+                    "device tensor, or a data-dependent shape); on a GPU this step cannot be "
+                    "captured into a CUDA graph")
+            if device.transfer_count != uploads:
+                raise CaptureError(
+                    f"capture: {name} copied {device.transfer_count - uploads} host array(s) "
+                    f"to {device} (gt.constant of a NumPy array, a host index list ...); a "
+                    "CUDA graph would replay them from a host buffer that is reused. Make such "
+                    "constants outside the step or pass them as arguments")
+        except BaseException:
+            _restore(assigned)
+            raise
+        if self._pins is None:
+            self._pins = _pin_variables(device)
+        return _copy_outputs(device, out)
 
     def _call_gpu(self, device, flat, names, args, kwargs):
         self.calls += 1
         if self.calls <= self.warmup:
             return self.fn(*args, **kwargs)
         if self._graph is None:
-            return self._record(device, flat, names, args, kwargs)
-        self._check(flat, names)
+            with _RECORDING:
+                return self._record(device, flat, names, args, kwargs)
+        self._check(device, flat, names)
         return self._replay(device, flat)
 
     # --- GPU: recording and replaying --------------------------------------------------------
@@ -252,10 +291,10 @@ class CapturedStep:
                     buf = device.copy(v._value)
                     inputs.append(buf)
                     placed.append(Tensor(buf, device))
-                elif isinstance(v, np.ndarray):
-                    buf = device.asarray(v)
+                elif device.is_native(v):
+                    buf = device.copy(v)
                     inputs.append(buf)
-                    placed.append(Tensor(buf, device))
+                    placed.append(buf)
                 else:
                     inputs.append(None)
                     placed.append(v)
@@ -272,6 +311,11 @@ class CapturedStep:
                     stream.begin_capture()
                     try:
                         out = self.fn(*call_args, **call_kwargs)
+                        # a returned tensor sharing a buffer the write-back below overwrites
+                        # (a read_value() of an updated Variable) is copied first
+                        olds = {id(old) for var, old in assigned.values()
+                                if var._value is not old}
+                        out = _copy_outputs(device, out, only=olds)
                         write_back = []
                         for var, old in assigned.values():
                             new = var._value
@@ -280,13 +324,19 @@ class CapturedStep:
                                 write_back.append((old, new))
                                 var._value = old
                     except BaseException as exc:
+                        _restore(assigned)
                         _abort_capture(stream)
                         raise _capture_failure(self.fn, device, exc) from exc
-                    graph = stream.end_capture()
+                    try:
+                        graph = stream.end_capture()
+                    except BaseException as exc:
+                        _restore(assigned)
+                        raise _capture_failure(self.fn, device, exc) from exc
             finally:
                 if alloc is not None:
                     alloc.keep = None
             if device.sync_count != syncs:
+                _restore(assigned)
                 raise CaptureError(f"capture: {getattr(self.fn, '__name__', 'step')} copied "
                                    f"a tensor to the host while being captured")
             flat_out = nest.flatten(out)
@@ -297,7 +347,7 @@ class CapturedStep:
             self._write_back = write_back
             self._inputs = inputs
             self._pins = _pin_variables(device)
-            self._signature = _Signature(names, [_spec(v) for v in flat])
+            self._signature = _Signature(names, [_spec(v, device) for v in flat])
             self._device = device
             self._stream = stream
             graph.launch(stream=caller)
@@ -307,17 +357,14 @@ class CapturedStep:
     def _replay(self, device, flat):
         cupy = device.xp
         with device.activate():
-            caller = cupy.cuda.get_current_stream()
             for buf, v in zip(self._inputs, flat):
                 if buf is None:
                     continue
-                if isinstance(v, Tensor):
-                    if v._value is not buf:
-                        cupy.copyto(buf, v._value)
-                else:
-                    buf.set(np.ascontiguousarray(v, dtype=buf.dtype), stream=caller)
+                src = v._value if isinstance(v, Tensor) else v
+                if src is not buf:
+                    cupy.copyto(buf, src)
             _refresh_pins(self._pins, cupy.copyto)
-            self._graph.launch(stream=caller)
+            self._graph.launch(stream=cupy.cuda.get_current_stream())
             self.replays += 1
             return self._fresh_outputs(device)
 
@@ -331,6 +378,39 @@ class CapturedStep:
         if isinstance(structure, Tensor):
             return fresh[0]
         return nest.pack_sequence_as(structure, fresh) if flat else structure
+
+
+def _on_device(device, args, kwargs, flat):
+    """The call's NumPy arrays and NumPy scalars as tensors on ``device`` (their own
+    dtypes); Python numbers stay values (fixed in the graph, as tf.function retraces)."""
+    if not any(isinstance(v, (np.ndarray, np.generic)) for v in flat):
+        return args, kwargs, flat
+    placed = [Tensor(device.asarray(v), device) if isinstance(v, (np.ndarray, np.generic))
+              else v for v in flat]
+    new_args, new_kwargs = _rebuild(args, kwargs, placed)
+    return tuple(new_args), new_kwargs, placed
+
+
+def _copy_outputs(device, out, only=None):
+    """``out`` with its tensors copied (those whose buffer's id is in ``only``, if given)."""
+    if out is None:
+        return None
+    flat = nest.flatten(out)
+    if not any(isinstance(o, Tensor) and (only is None or id(o._value) in only) for o in flat):
+        return out
+    fresh = [Tensor(device.copy(o._value), device)
+             if isinstance(o, Tensor) and (only is None or id(o._value) in only) else o
+             for o in flat]
+    if isinstance(out, Tensor):
+        return fresh[0]
+    return nest.pack_sequence_as(out, fresh)
+
+
+def _restore(assigned):
+    """Put back the buffers the Variables had before a failed step or capture (what a failed
+    capture assigned was only recorded, never computed)."""
+    for var, old in assigned.values():
+        var._value = old
 
 
 def _equal(a, b):

@@ -302,6 +302,11 @@ class Optimizer:
     def _current_step(self) -> int:
         it = self._iterations
         if it._value is not self._step_array:
+            if _capture.capturing() and not it._device.host_visible:
+                # Inside a captured step the count is read on the device (a host read would
+                # break the capture: another captured step's replay, an assign or a restore
+                # moved it); the host copy is re-read at the next eager step.
+                return self._step_host
             # Changed from outside (assign or a checkpoint restore): read it once.
             self._step_host = int(it.numpy())
             self._step_array = it._value
@@ -499,7 +504,7 @@ class Optimizer:
                           f"{[_var_label(v) for v in missing]} when minimizing the loss; they "
                           "were not updated", UserWarning, stacklevel=3)
         if _capture.capturing():
-            self._check_capturable()
+            self._check_capturable([v for _, v in live])
         grads = self._clip([g for g, _ in live])
         step = self._current_step()
         lr = self._lr_for(step)
@@ -559,11 +564,19 @@ class Optimizer:
         self._step_array = it._value
         return it
 
-    def _check_capturable(self):
-        """Inside a captured step: refuse a learning rate computed on the host (it would be
-        frozen at its captured value in the graph)."""
+    def _check_capturable(self, variables):
+        """Inside a captured step: refuse a learning rate computed on the host, and variables
+        on another device than the step count (the count and the learning rate would then
+        be host values, frozen at their captured values in the graph)."""
         lr = self._learning_rate
         cls = type(self).__name__
+        it_dev = self._iterations._device
+        for v in variables:
+            if v._device is not it_dev and not v._device.host_visible:
+                raise _capture.CaptureError(
+                    f"{cls}: variable {_var_label(v)} is on {v._device} but the optimizer's "
+                    f"step count is on {it_dev}, so a captured step would keep the captured "
+                    f"count; create the optimizer inside `with gt.device('{v._device}')`")
         if isinstance(lr, LearningRateSchedule):
             if type(lr).value_on is LearningRateSchedule.value_on:
                 raise _capture.CaptureError(

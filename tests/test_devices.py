@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -449,6 +450,153 @@ def test_capture_sees_variables_assigned_between_calls(device):
     np.testing.assert_allclose(got[2], want[2], rtol=1e-4, atol=1e-6)
 
 
+def _adam_step(params, opt):
+    ps = [params[0], params[1], params[3], params[4]]
+
+    def step(x, y):
+        with gt.GradientTape() as tape:
+            logits = gt.matmul(gt.nn.relu(gt.matmul(x, params[0]) + params[1]), params[3]) \
+                + params[4]
+            loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        opt.apply_gradients(zip(tape.gradient(loss, ps), ps))
+        return loss
+    return step
+
+
+def test_two_captured_steps_share_an_optimizer(device):
+    """One step per batch shape (as a last, shorter batch needs), one Adam: the step count
+    moves between the two graphs' buffers and is read on the device inside each capture
+    (a host read there would break it), giving the eager numbers."""
+    def run(dev, captured):
+        with gt.device(dev):
+            params = _make_model()
+            opt = gt.optimizers.Adam(0.05)
+            full, tail = _adam_step(params, opt), _adam_step(params, opt)
+            if captured:
+                full, tail = capture(full), capture(tail)
+            losses = []
+            for i in range(3):
+                losses.append(float(full(gt.constant(_X * (1 + i)), gt.constant(_Y))))
+                losses.append(float(tail(gt.constant(_X[:5]), gt.constant(_Y[:5]))))
+            return losses, params[0].numpy(), int(opt.iterations.numpy())
+    got, want = run(device.name, True), run("cpu", False)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)
+    assert got[2] == want[2] == 6
+
+
+def test_capture_refuses_host_uploads_and_keeps_the_variables():
+    """gt.constant of a NumPy array inside the step would be replayed from a reused host
+    buffer on a GPU: refused after the warm-up, and the Variables assigned before the
+    failure keep their values."""
+    with gt.device("strict:0"):
+        params = _make_model()
+        inner = _capturable_step(params)
+        shift = np.linspace(0, 1, 3).astype(np.float32)
+
+        def step(x, y):
+            loss = inner(x, y)
+            return loss + gt.reduce_sum(gt.constant(shift))
+        captured = capture(step)
+        captured(gt.constant(_X), gt.constant(_Y))
+        before = [p.numpy() for p in params]
+        with pytest.raises(CaptureError, match=r"copied 1 host array\(s\) to strict:0"):
+            captured(gt.constant(_X), gt.constant(_Y))
+        for p, b in zip(params, before):
+            np.testing.assert_array_equal(p.numpy(), b)
+
+
+def test_failed_capture_keeps_the_variables_values():
+    with gt.device("strict:0"):
+        params = _make_model()
+        inner = _capturable_step(params)
+
+        def step(x, y):
+            loss = inner(x, y)                # assigns every weight, then syncs
+            if float(loss) > 1e9:
+                raise AssertionError("diverged")
+            return loss
+        captured = capture(step)
+        captured(gt.constant(_X), gt.constant(_Y))
+        before = [p.numpy() for p in params]
+        with pytest.raises(CaptureError):
+            captured(gt.constant(_X), gt.constant(_Y))
+        for p, b in zip(params, before):
+            np.testing.assert_array_equal(p.numpy(), b)
+
+
+@pytest.mark.parametrize("warmup", [0, -1, 1.5, True])
+def test_capture_needs_a_warm_up_call(warmup):
+    with pytest.raises(ValueError, match="warmup must be an int >= 1"):
+        capture(lambda x: x, warmup=warmup)
+
+
+def test_capture_takes_numpy_and_device_array_arguments(device):
+    """NumPy arguments become device tensors of their own dtype in every call (warm-up
+    included), raw device arrays are inputs like tensors (copied into the graph's buffers),
+    and a 0-d array works as well: the numbers are the eager ones."""
+    def run(dev, captured):
+        with gt.device(dev):
+            d = gt.get_device(dev)
+            params = _make_model()
+            inner = _capturable_step(params)
+
+            def step(x, y, scale):
+                return inner(x * scale, y)
+            fn = capture(step) if captured else step
+            out = []
+            for s in (1.0, 0.5, -1.0, 2.0):
+                x = d.asarray(_X * s) if captured and dev != "cpu" else _X * s
+                out.append(float(fn(x, _Y, np.float32(s) * np.ones((), np.float32))))
+            return out, params[0].numpy()
+    got, want = run(device.name, True), run("cpu", False)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)
+
+
+def test_capture_gives_numpy_float64_data_its_own_dtype_from_the_first_call():
+    with gt.device("strict:0"):
+        params = _make_model()
+        step = capture(_capturable_step(params))
+        with pytest.raises(TypeError, match="float64"):
+            step(_X.astype(np.float64), _Y)          # float64 data, a float32 model
+
+
+def test_captured_step_returns_what_the_eager_step_returns(device):
+    """A returned read_value() of a Variable the step updates is its value at that point of
+    the step (before the update), on every call, also when the graph writes the update back
+    into the Variable's buffer."""
+    def run(dev, captured):
+        with gt.device(dev):
+            w = gt.Variable(np.arange(4.0, dtype=np.float32))
+
+            def step(x):
+                before = w.read_value()
+                w.assign_sub(x)
+                return before, w * 1.0
+            fn = capture(step) if captured else step
+            return [[t.numpy() for t in fn(gt.constant(np.full(4, s, np.float32)))]
+                    for s in (1.0, 2.0, 3.0)]
+    np.testing.assert_array_equal(np.array(run(device.name, True)), np.array(run("cpu", False)))
+
+
+def test_capture_refuses_an_optimizer_whose_count_is_on_another_device():
+    with gt.device("strict:1"):
+        opt = gt.optimizers.SGD(0.1)
+    with gt.device("strict:0"):
+        w = gt.Variable(np.ones(3, np.float32))
+
+        def step(x):
+            with gt.GradientTape() as tape:
+                loss = gt.reduce_sum(w * x)
+            opt.apply_gradients([(tape.gradient(loss, w), w)])
+            return loss
+        captured = capture(step)
+        captured(gt.constant(np.ones(3, np.float32)))
+        with pytest.raises(CaptureError, match="step count is on strict:1"):
+            captured(gt.constant(np.ones(3, np.float32)))
+
+
 def test_refresh_pins_copies_assigned_values_into_the_recorded_buffers():
     from gradtape.capture import _pin_variables, _refresh_pins
     with gt.device("cpu"):
@@ -607,3 +755,88 @@ def test_training_step_on_a_switching_device_runs_each_part_while_it_is_current(
 
     for got, want in zip(step(dev), step("cpu")):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+# --- the GPU memory allocator, on a stand-in for CuPy's pool ---------------------------------------
+
+class _FakeOOM(Exception):
+    pass
+
+
+class _FakePool:
+    def __init__(self, fail=0):
+        self.fail = fail                 # allocations to refuse before succeeding
+        self.walks = 0                   # used_bytes() calls (a walk over every block in CuPy)
+        self.freed = 0
+        self.in_use = 0
+
+    def malloc(self, size):
+        if self.fail:
+            self.fail -= 1
+            raise _FakeOOM(size)
+        self.in_use += size
+        return types.SimpleNamespace(size=size, device_id=0)
+
+    def used_bytes(self):
+        self.walks += 1
+        return self.in_use
+
+    def total_bytes(self):
+        return self.in_use + 512
+
+    def free_all_blocks(self):
+        self.freed += 1
+
+
+def _fake_cupy(pool):
+    _t = types
+    return _t.SimpleNamespace(
+        get_default_memory_pool=lambda: pool,
+        get_default_pinned_memory_pool=lambda: _t.SimpleNamespace(free_all_blocks=lambda: None),
+        cuda=_t.SimpleNamespace(
+            memory=_t.SimpleNamespace(OutOfMemoryError=_FakeOOM),
+            Device=lambda *a: _t.SimpleNamespace(id=0),
+            runtime=_t.SimpleNamespace(memGetInfo=lambda: (1 << 20, 1 << 30))))
+
+
+def test_allocator_reads_the_pool_usage_only_when_tracking_the_peak():
+    from gradtape.backend.cupy_backend import PoolAllocator
+    pool = _FakePool()
+    alloc = PoolAllocator(_fake_cupy(pool))
+    for _ in range(10):
+        alloc(256)
+    assert pool.walks == 0 and alloc.peak == {}
+    alloc.track_peak = True
+    alloc(1024)
+    assert pool.walks == 1 and alloc.peak[0] == 10 * 256 + 1024
+
+
+def test_allocator_frees_cached_blocks_and_retries_once_then_names_the_request():
+    from gradtape.backend.cupy_backend import DeviceOutOfMemoryError, PoolAllocator
+    pool = _FakePool(fail=1)
+    alloc = PoolAllocator(_fake_cupy(pool))
+    assert alloc(64).size == 64 and pool.freed == 1
+    pool.fail = 2
+    with pytest.raises(DeviceOutOfMemoryError, match=r"gpu:0: out of memory allocating 1.00 "
+                                                     r"KiB \(1024 bytes\).*retried once"):
+        alloc(1024)
+    assert pool.freed == 2
+
+
+def test_allocator_keeps_a_capturing_threads_blocks_and_frees_nothing_then():
+    import threading
+    from gradtape.backend.cupy_backend import DeviceOutOfMemoryError, PoolAllocator
+    pool = _FakePool()
+    alloc = PoolAllocator(_fake_cupy(pool))
+    keep = []
+    alloc.keep = keep
+    alloc(8)
+    other = threading.Thread(target=lambda: alloc(16))     # another thread's blocks are its own
+    other.start()
+    other.join()
+    assert [m.size for m in keep] == [8]
+    pool.fail = 1
+    with pytest.raises(DeviceOutOfMemoryError) as info:
+        alloc(32)
+    assert pool.freed == 0 and "retried" not in str(info.value)
+    alloc.keep = None

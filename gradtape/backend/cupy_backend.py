@@ -1,6 +1,8 @@
 """CUDA GPUs through CuPy. Imported only when a GPU device is asked for."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .base import Device, DeviceError, native_order
@@ -34,16 +36,16 @@ class CupyDevice(Device):
         if self.needs_switch:
             from . import base
             base.SWITCHING_DEVICES = True
-        self._cuda_device = cupy.cuda.Device(index)
         self.peak_bytes = 0
 
     def is_native(self, value) -> bool:
         return isinstance(value, self._cupy.ndarray)
 
     def asarray(self, value, dtype=None):
-        with self._cuda_device:
+        with self.activate():
             if isinstance(value, self._cupy.ndarray) and value.device.id != self.index:
-                return self._cupy.asarray(value.get(), dtype=dtype)
+                out = value.copy()                 # a device-to-device (peer) copy
+                return out if dtype is None else out.astype(dtype, copy=False)
             return self._cupy.asarray(native_order(value), dtype=dtype)
 
     def to_host(self, array) -> np.ndarray:
@@ -54,17 +56,17 @@ class CupyDevice(Device):
 
     def from_other(self, array, source: Device):
         if isinstance(source, CupyDevice):
-            with self._cuda_device:
+            with self.activate():
                 return array.copy()
         return self.asarray(source.to_host(array))
 
     def copy(self, array):
-        with self._cuda_device:
+        with self.activate():
             return array.copy()
 
     def scatter_add(self, target, indices, values):
         import cupyx
-        with self._cuda_device:
+        with self.activate():
             cupyx.scatter_add(target, indices, values)
 
     def erf(self, x):
@@ -83,11 +85,16 @@ class CupyDevice(Device):
         self._cupy.cuda.Device(self.index).synchronize()
 
     def activate(self):
-        return self._cuda_device
+        """A context making this GPU current. A new ``cupy.cuda.Device`` each time: one keeps
+        a stack of the devices it replaced, which threads sharing it would mix up."""
+        return self._cupy.cuda.Device(self.index)
 
     def memory_info(self) -> dict:
-        """Bytes in use, held by CuPy's memory pool, and the peak in use, on this GPU."""
-        with self._cuda_device:
+        """Bytes in use and held by CuPy's memory pool on this GPU, and the peak in use: at
+        every allocation since :meth:`reset_peak` (which starts the tracking; reading the
+        pool's usage costs a walk over its blocks, so allocations skip it until asked), and
+        before that the highest usage seen by these calls."""
+        with self.activate():
             pool = self._cupy.get_default_memory_pool()
             used = pool.used_bytes()
             total = pool.total_bytes()
@@ -96,12 +103,13 @@ class CupyDevice(Device):
         return {"device": self.name, "used_bytes": used, "pool_bytes": total, "peak_bytes": peak}
 
     def reset_peak(self):
-        """Start measuring the peak from the bytes in use now."""
-        with self._cuda_device:
+        """Measure the peak from the bytes in use now, at every allocation from here on."""
+        with self.activate():
             used = self._cupy.get_default_memory_pool().used_bytes()
         self.peak_bytes = used
         if _ALLOCATOR is not None:
             _ALLOCATOR.peak[self.index] = used
+            _ALLOCATOR.track_peak = True
 
 
 class DeviceOutOfMemoryError(DeviceError, MemoryError):
@@ -122,18 +130,29 @@ class PoolAllocator:
 
     * out-of-memory handling: a failed allocation frees the pool's cached blocks (and
       CuPy's pinned host pool), collects garbage and retries once, then raises
-      :class:`DeviceOutOfMemoryError` naming the device, the request and the pool's usage;
-    * the peak of bytes in use per device (read at each allocation);
-    * ``keep``: while a step is being captured into a CUDA graph, every allocation is kept
-      alive here so no block the graph uses is handed out again.
+      :class:`DeviceOutOfMemoryError` naming the device, the request and the pool's usage
+      (while a step is being captured, nothing is freed: that would synchronise);
+    * the peak of bytes in use per device, read at each allocation once ``track_peak`` is
+      set (by ``reset_peak``: CuPy's ``used_bytes`` walks every block in use);
+    * ``keep``: while this thread captures a step into a CUDA graph, every allocation it
+      makes is kept alive here so no block the graph uses is handed out again.
     """
 
     def __init__(self, cupy):
         self._cupy = cupy
         self._pool = cupy.get_default_memory_pool()
         self._oom = cupy.cuda.memory.OutOfMemoryError
+        self._local = threading.local()
         self.peak = {}
-        self.keep = None
+        self.track_peak = False
+
+    @property
+    def keep(self):
+        return getattr(self._local, "keep", None)
+
+    @keep.setter
+    def keep(self, value):
+        self._local.keep = value
 
     def __call__(self, size):
         pool = self._pool
@@ -141,18 +160,22 @@ class PoolAllocator:
             mem = pool.malloc(size)
         except self._oom:
             mem = self._retry(size)
-        if self.keep is not None:
-            self.keep.append(mem)
-        used = pool.used_bytes()
-        dev = mem.device_id
-        if used > self.peak.get(dev, 0):
-            self.peak[dev] = used
+        keep = getattr(self._local, "keep", None)
+        if keep is not None:
+            keep.append(mem)
+        if self.track_peak:
+            used = pool.used_bytes()
+            dev = mem.device_id
+            if used > self.peak.get(dev, 0):
+                self.peak[dev] = used
         return mem
 
     def _retry(self, size):
         import gc
         pool = self._pool
         used, held = pool.used_bytes(), pool.total_bytes()
+        if self.keep is not None:            # capturing: freeing blocks would synchronise
+            raise self._error(size, used, held, "") from None
         pool.free_all_blocks()
         try:
             self._cupy.get_default_pinned_memory_pool().free_all_blocks()
@@ -162,18 +185,21 @@ class PoolAllocator:
         try:
             return pool.malloc(size)
         except self._oom:
-            dev = self._cupy.cuda.Device().id
-            try:
-                free, total = self._cupy.cuda.runtime.memGetInfo()
-                device_line = f"; the device has {_fmt_bytes(free)} free of {_fmt_bytes(total)}"
-            except Exception:
-                device_line = ""
-            raise DeviceOutOfMemoryError(
-                f"gpu:{dev}: out of memory allocating {_fmt_bytes(size)} ({size} bytes); the "
-                f"memory pool had {_fmt_bytes(used)} in use and held {_fmt_bytes(held)}"
-                f"{device_line}. Cached blocks were freed and the allocation retried once. "
-                "Use a smaller batch, free tensors you no longer need, or check "
-                "gt.config.memory_info()") from None
+            raise self._error(size, used, held, " Cached blocks were freed and the allocation "
+                                                "retried once.") from None
+
+    def _error(self, size, used, held, retried):
+        dev = self._cupy.cuda.Device().id
+        try:
+            free, total = self._cupy.cuda.runtime.memGetInfo()
+            device_line = f"; the device has {_fmt_bytes(free)} free of {_fmt_bytes(total)}"
+        except Exception:
+            device_line = ""
+        return DeviceOutOfMemoryError(
+            f"gpu:{dev}: out of memory allocating {_fmt_bytes(size)} ({size} bytes); the "
+            f"memory pool had {_fmt_bytes(used)} in use and held {_fmt_bytes(held)}"
+            f"{device_line}.{retried} Use a smaller batch, free tensors you no longer need, "
+            "or check gt.config.memory_info()")
 
 
 _ALLOCATOR = None
