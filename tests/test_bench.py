@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gradtape import bench  # noqa: E402
-from benchmarks import check  # noqa: E402
+from benchmarks import check, gpu  # noqa: E402
 from benchmarks.cases import spec  # noqa: E402
 
 FAST = ["--sizes", "tiny", "--rounds", "2", "--target-ms", "0.5"]
@@ -164,3 +164,97 @@ def test_check_reports_what_got_slower(tmp_path, capsys):
     assert "gradtape mlp (tiny, time): 1.00x -> 1.20x (+20%)" in capsys.readouterr().out
     assert check.main(["--run", str(base_path), "--against", str(base_path)]) == 0
     assert check.main(["--run", str(now_path), "--against", str(tmp_path / "none.json")]) == 2
+
+
+# --- benchmarks/gpu.py: its pure-Python parts, on the strict CPU device ---------------------------
+
+def test_gpu_dry_run_writes_table_and_targets(tmp_path):
+    status = gpu.main(["--device", "strict:0", "--quick", "--cases", "mlp-128,chain",
+                       "--out", str(tmp_path)])
+    assert status == 0
+    result = json.loads((tmp_path / "gpu_results.json").read_text())
+    assert result["status"] == "complete"
+    assert [(r["workload"], r["batch"]) for r in result["rows"]] == [("mlp", 128), ("chain", None)]
+    for row in result["rows"]:
+        for cell in ("eager", "captured"):
+            assert row[cell]["ms"] > 0 and row[cell]["syncs_per_step"] == 0
+            assert row[cell]["peak_mib"] >= row[cell]["peak_above_base_mib"] > 0
+        assert isinstance(row["torch"], dict) or row["torch"] == "not measured"
+    by_target = {t["target"].split(":")[0]: t for t in result["targets"]}
+    assert len(by_target) == 4
+    assert by_target["mlp batch 1024"]["result"] == "not measured"
+    assert "mlp-1024 was not run" in by_target["mlp batch 1024"]["detail"]
+    assert by_target["host synchronisations per step == 0 (gradtape, eager and captured)"][
+        "result"] == "PASS"
+    md = (tmp_path / "gpu_results.md").read_text()
+    assert "Status: COMPLETE" in md and "## Targets" in md and "CUPY_TF32=" in md
+    assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
+
+
+def _fake_cell(ms, peak=10.0):
+    return {"ms": ms, "runs": 5, "peak_mib": peak + 1, "base_mib": 1.0,
+            "peak_above_base_mib": peak, "syncs_per_step": 0.0}
+
+
+def test_gpu_targets_judge_each_goal():
+    rows = [{"workload": "mlp", "batch": 128, "eager": _fake_cell(2.0), "captured": _fake_cell(0.5),
+             "torch": {"ms": 1.0, "runs": 5, "peak_mib": 11.0, "base_mib": 1.0,
+                       "peak_above_base_mib": 10.0}},
+            {"workload": "mlp", "batch": 1024, "eager": _fake_cell(1.05, peak=13.0),
+             "captured": "error: CaptureError: no", "torch": _fake_cell(1.0)}]
+    large, small, memory, syncs = gpu.targets(rows)
+    assert large["target"].startswith("mlp batch 1024")
+    assert small["target"].startswith("mlp batch 128")
+    assert large["result"] == "PASS" and large["measured"] == 1.05
+    assert small["result"] == "PASS" and small["measured"] == 0.5
+    assert memory["result"] == "FAIL" and memory["measured"] == pytest.approx(1.3)
+    assert "worst: mlp-1024" in memory["detail"] and "cnn-128 was not run" in memory["detail"]
+    assert syncs["result"] == "PASS" and syncs["measured"] == 0
+    rows[0]["torch"] = "not measured"
+    small = gpu.targets(rows)[1]
+    assert small["result"] == "not measured"
+    assert "mlp-128 PyTorch: not measured" in small["detail"]
+    rows[1]["eager"] = _fake_cell(1.0) | {"syncs_per_step": 1.0}
+    assert gpu.targets(rows)[-1]["result"] == "FAIL"
+
+
+def test_gpu_interrupt_keeps_what_was_measured(tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def fake_run(gt, device, kind, n, args, captured):
+        calls.append((kind, n, captured))
+        if len(calls) == 2:
+            raise KeyboardInterrupt("signal 15")
+        return _fake_cell(1.0)
+    monkeypatch.setattr(gpu, "run_gradtape", fake_run)
+    status = gpu.main(["--device", "strict:0", "--quick", "--out", str(tmp_path)])
+    assert status == 1
+    result = json.loads((tmp_path / "gpu_results.json").read_text())
+    assert result["status"] == "interrupted" and "mlp-128 captured" in result["detail"]
+    (row,) = result["rows"]
+    assert row["eager"]["ms"] == 1.0 and row["captured"] == "interrupted"
+    assert "Status: INTERRUPTED" in (tmp_path / "gpu_results.md").read_text()
+    assert "interrupted during mlp-128 captured" in capsys.readouterr().err
+
+
+def test_gpu_budget_total_skips_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu, "run_gradtape", lambda *a: _fake_cell(1.0))
+    monkeypatch.setattr(gpu, "load_torch", lambda on_gpu: (None, "not installed"))
+    status = gpu.main(["--device", "strict:0", "--budget-total", "1", "--out", str(tmp_path)])
+    assert status == 1
+    result = json.loads((tmp_path / "gpu_results.json").read_text())
+    assert result["status"] == "stopped" and result["torch"] == "not installed"
+    assert len(result["skipped"]) == 2 * len(gpu.CASES)     # torch cells are not measured
+    assert "Not run (time budget): mlp-128 eager" in (tmp_path / "gpu_results.md").read_text()
+
+
+def test_gpu_failure_is_printed_at_once_and_kept(tmp_path, monkeypatch, capsys):
+    def broken(gt, device, kind, n, args, captured):
+        raise ValueError("shapes (3,) | (4,) disagree\nsecond line")
+    monkeypatch.setattr(gpu, "run_gradtape", broken)
+    monkeypatch.setattr(gpu, "load_torch", lambda on_gpu: (None, "not installed"))
+    assert gpu.main(["--device", "strict:0", "--cases", "chain", "--out", str(tmp_path)]) == 1
+    (row,) = json.loads((tmp_path / "gpu_results.json").read_text())["rows"]
+    assert row["eager"] == "error: ValueError: shapes (3,) / (4,) disagree"
+    assert "Traceback" in row["eager_traceback"]
+    assert "--- chain eager failed:\nTraceback" in capsys.readouterr().err
