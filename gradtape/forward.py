@@ -135,7 +135,8 @@ class ForwardAccumulator:
             out = self._tangents.get(t._id)
             if out is None and zero:
                 dev = t._device
-                out = Tensor(dev.xp.zeros(t._value.shape, dtype=t._value.dtype), dev)
+                with dev.activate():
+                    out = Tensor(dev.xp.zeros(t._value.shape, dtype=t._value.dtype), dev)
             return out
         return nest.map_structure(fetch, primals)
 
@@ -335,7 +336,9 @@ def _transposed_tangents(op, args, result, attrs, tangents):
                           "gt.stop_gradient or give it a gt.custom_gradient")
     outs = result if op.multi else (result,)
     dev = outs[0]._device
-    dummies = [Tensor(dev.xp.ones(o._value.shape, dtype=o._value.dtype), dev) for o in outs]
+    with dev.activate():
+        dummies = [Tensor(dev.xp.ones(o._value.shape, dtype=o._value.dtype), dev)
+                   for o in outs]
     ins = tuple(_snapshot(a) if type(a) is Variable else a for a in args)
     needs = tuple(t is not None for t in tangents)
     tape = GradientTape(watch_accessed_variables=False)

@@ -516,7 +516,9 @@ def vjp(f, *primals, has_aux=False):
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    return Tensor(t._device.xp.zeros(t._value.shape, dtype=t._value.dtype), t._device)
+    dev = t._device
+    with dev.activate():
+        return Tensor(dev.xp.zeros(t._value.shape, dtype=t._value.dtype), dev)
 
 
 def hvp(f, primals, tangents):
@@ -668,6 +670,10 @@ def _call_custom(f, args, kwargs):
 
 def _custom_grad_value(g, inp: Tensor, fname, k, n_args, variables) -> Tensor:
     what = f"input {k}" if k < n_args else f"variable {variables[k - n_args].name}"
+    if not isinstance(g, Tensor) and inp._device.is_native(g) and \
+            not isinstance(g, np.ndarray):
+        # a raw array of the input's device: placed as it is (np.asarray would read it)
+        g = Tensor(inp._device.asarray(g, dtype=inp._value.dtype), inp._device)
     if not isinstance(g, Tensor):
         try:
             host = np.asarray(g)

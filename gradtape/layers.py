@@ -27,7 +27,7 @@ import numpy as np
 
 from . import initializers as _init
 from . import nest as _nest
-from .backend import device_scope
+from .backend import current_device, device_scope
 from .dtypes import np_dtype
 from .ops import core as _core
 from .ops import linalg as _la
@@ -274,7 +274,12 @@ class Module:
                              f"arrays for {len(variables)} variables (nothing was assigned)")
         arrays = []
         for (path, var), w in zip(self.named_variables(), weights):
-            host = w.numpy() if isinstance(w, Tensor) else np.asarray(w)
+            if isinstance(w, Tensor):
+                host = w.numpy()
+            elif var._device.is_native(w) and not isinstance(w, np.ndarray):
+                host = var._device.to_host(w)      # a raw device array: an explicit copy
+            else:
+                host = np.asarray(w)
             if tuple(host.shape) != tuple(var.shape):
                 raise ValueError(f"{type(self).__name__} '{self.name}'.set_weights: {path} has "
                                  f"shape {tuple(var.shape)}, the array {tuple(host.shape)} "
@@ -997,6 +1002,9 @@ class Embedding(Layer):
         self.input_spec = InputSpec(dtype_kind="iu")
 
     def _convert_input(self, x):
+        if not isinstance(x, Tensor) and not isinstance(x, np.ndarray) and \
+                current_device().is_native(x):
+            x = convert_to_tensor(x)            # a raw device array: placed as it is
         if not isinstance(x, Tensor):
             host = np.asarray(x)
             if host.dtype.kind == "f":

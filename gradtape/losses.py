@@ -79,7 +79,13 @@ def _target_like(y_true, y_pred: Tensor, who, dtype=None) -> Tensor:
             raise ValueError(f"{who}: y_true is on {y_true._device}, y_pred on "
                              f"{y_pred._device}")
         return y_true if y_true._value.dtype == dt else _core.cast(y_true, dt)
-    with device_scope(y_pred._device):
+    dev = y_pred._device
+    if dev.is_native(y_true) and not isinstance(y_true, np.ndarray):
+        # a raw array of y_pred's device: placed as it is (np.asarray would read it)
+        if y_true.dtype.kind not in "biuf":
+            raise TypeError(f"{who}: y_true must be numeric, got dtype {y_true.dtype}")
+        return Tensor(dev.asarray(y_true, dtype=dt), dev)
+    with device_scope(dev):
         try:
             host = np.asarray(y_true)
         except Exception as exc:  # noqa: BLE001 - report the conversion failure by name

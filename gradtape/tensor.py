@@ -501,7 +501,8 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     if shape is not None:
         shape = tuple(int(s) for s in shape)
         if arr.size == 1:
-            arr = device.xp.broadcast_to(arr.reshape(()), shape).copy()
+            with device.activate():
+                arr = device.xp.broadcast_to(arr.reshape(()), shape).copy()
         elif _prod(shape) == arr.size:
             arr = arr.reshape(shape)
         else:

@@ -257,6 +257,115 @@ def test_strict_device_catches_a_host_sync_inside_backward():
                     tape.gradient(y, x)
 
 
+def test_strict_counts_writes_and_scatters_through_a_boolean_mask():
+    """CuPy counts a mask's true elements on the host for ``a[mask] = v`` and ``add.at``
+    with a mask, as for reading through one: the strict device counts each as a sync."""
+    dev = gt.get_device("strict:0")
+    a = dev.asarray(np.zeros(4))
+    mask = dev.asarray(np.array([True, False, True, False]))
+    ints = dev.asarray(np.array([0, 2, 2]))
+    dev.reset_counters()
+    a[mask] = 1.0
+    assert dev.sync_count == 1
+    dev.xp.add.at(a, mask, 2.0)
+    assert dev.sync_count == 2
+    dev.scatter_add(a, mask, 1.0)
+    assert dev.sync_count == 3
+    dev.xp.add.at(a, ints, 1.0)
+    a[ints] = 5.0
+    assert dev.sync_count == 3                       # integer indices: no wait
+    np.testing.assert_array_equal(dev.to_host(a), [5.0, 0.0, 5.0, 0.0])
+
+
+def test_boolean_mask_waits_for_the_device_once_in_forward_and_backward(device):
+    """The mask's coordinates are found once, in the forward; the gradient scatters with them
+    (an integer scatter) instead of the mask, which would make the host wait again."""
+    x0 = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    m0 = np.array([[True, False, True, True], [False, False, True, False],
+                   [True, True, False, False]])
+    x = gt.constant(x0)
+    m = gt.constant(m0)
+    rows = gt.constant([True, False, True])
+    if not device.host_visible:
+        device.reset_counters()
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = gt.boolean_mask(x, m)
+        z = gt.boolean_mask(x, rows, axis=0)
+        s = gt.reduce_sum(y * y) + gt.reduce_sum(z)
+    if not device.host_visible:
+        assert device.sync_count == 2
+    g = tape.gradient(s, x)
+    if not device.host_visible:
+        assert device.sync_count == 2
+    np.testing.assert_array_equal(y.numpy(), x0[m0])
+    np.testing.assert_array_equal(g.numpy(), 2 * x0 * m0 + rows.numpy()[:, None])
+
+
+def test_raw_device_arrays_are_taken_where_host_values_are():
+    """A raw array of the device (a CuPy array on a GPU, here a strict array) passes where a
+    list or NumPy array does, instead of reaching np.asarray, which CuPy refuses."""
+    from gradtape import layers
+    dev = gt.get_device("strict:0")
+    with gt.device(dev):
+        p0 = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+        p = gt.constant(p0)
+        raw = dev.asarray(np.array([2, 0, 2]))
+        np.testing.assert_array_equal(gt.gather(p, raw).numpy(), p0[[2, 0, 2]])
+        np.testing.assert_array_equal(gt.nn.embedding_lookup(p, raw).numpy(), p0[[2, 0, 2]])
+        np.testing.assert_array_equal(
+            gt.gather_nd(p, dev.asarray(np.array([[1, 2], [3, 0]]))).numpy(), [5.0, 9.0])
+        np.testing.assert_array_equal(gt.repeat(p, dev.asarray(np.array([1, 0, 2, 0])),
+                                                axis=0).numpy(), p0[[0, 2, 2]])
+        logits = gt.constant(np.zeros((3, 4), np.float32))
+        want = np.full(3, np.log(4.0), np.float32)
+        np.testing.assert_allclose(gt.nn.sparse_softmax_cross_entropy_with_logits(
+            raw, logits).numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(fused.fused_sparse_softmax_cross_entropy(
+            raw, logits).numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(gt.losses.sparse_categorical_crossentropy(
+            raw, logits, from_logits=True).numpy(), want, rtol=1e-6)
+        bias = dev.asarray(np.ones(3, np.float32))
+        np.testing.assert_array_equal(fused.fused_bias_act(p, bias, "linear").numpy(), p0 + 1)
+        emb = layers.Embedding(4, 3)
+        out = emb(raw)
+        assert out.shape == (3, 3)
+        emb.set_weights([dev.asarray(p0)])
+        np.testing.assert_array_equal(emb(raw).numpy(), p0[[2, 0, 2]])
+
+
+def test_arrays_made_by_ops_on_a_switching_device_are_made_while_it_is_current():
+    """fill, constant(shape=), fused_layer_norm's default scale and offset, gather with batch
+    dims, zero tangents and the forward-mode fallback make their arrays with the device
+    current (a switching strict device refuses anything else, as CuPy with several GPUs
+    misplaces it)."""
+    dev = _switching_device(43)
+    x0 = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    with gt.device(dev):
+        filled = gt.fill([2, 2], gt.constant(3.0))
+        shaped = gt.constant(1.5, shape=[2, 3])
+        x = gt.constant(x0)
+        idx = gt.constant(np.array([[2, 0], [1, 1]]))
+    np.testing.assert_array_equal(filled.numpy(), np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(shaped.numpy(), np.full((2, 3), 1.5))
+    ln = fused.fused_layer_norm(x)
+    assert ln.device == dev and ln.shape == (2, 3)
+    np.testing.assert_array_equal(gt.gather(x, idx, axis=1, batch_dims=1).numpy(),
+                                  [[2.0, 0.0], [4.0, 4.0]])
+    with gt.ForwardAccumulator(x, gt.ones_like(x)) as acc:
+        y = gt.math.sinh(x)                             # no forward rule: the fallback
+        other = x + 0.0
+    np.testing.assert_allclose(acc.jvp(y).numpy(), np.cosh(x0), rtol=1e-6)
+    with gt.ForwardAccumulator(other, gt.ones_like(other)) as acc2:
+        pass
+    zero = acc2.jvp(x, unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    np.testing.assert_array_equal(zero.numpy(), np.zeros((2, 3)))
+    _, vjp_fn = gt.vjp(lambda t: gt.cast(t > 1.0, gt.int32), x)
+    with gt.device(dev):
+        ct = gt.constant(np.zeros((2, 3), np.int32))
+    np.testing.assert_array_equal(vjp_fn(ct)[0].numpy(), np.zeros((2, 3)))
+
+
 def test_sync_count_counts_explicit_copies():
     dev = gt.get_device("strict:0")
     with gt.device(dev):

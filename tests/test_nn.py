@@ -722,3 +722,59 @@ def test_gelu_gradient_in_the_negative_tail():
             for v in xs]
     np.testing.assert_allclose(g, want, rtol=1e-4)
     assert (g < 0).all()
+
+
+def test_avg_pool_window_sizes_stay_on_the_device(device):
+    """The 1 / window-size factors are made on the device (once per geometry): a forward and
+    backward pass neither uploads nor waits, and matches the CPU."""
+    x0 = np.random.default_rng(4).standard_normal((2, 5, 6, 3)).astype(np.float32)
+    x = gt.constant(x0)
+    if not device.host_visible:
+        device.reset_counters()
+        before = device.transfer_count, device.sync_count
+    for padding in ("SAME", "VALID", "SAME"):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.nn.avg_pool2d(x, 3, 2, padding)
+        g = tape.gradient(y, x)
+    if not device.host_visible:
+        assert (device.transfer_count, device.sync_count) == before
+    with gt.device("cpu"):
+        xc = gt.constant(x0)
+        with gt.GradientTape() as tape:
+            tape.watch(xc)
+            yc = gt.nn.avg_pool2d(xc, 3, 2, "SAME")
+        gc = tape.gradient(yc, xc)
+    np.testing.assert_allclose(y.numpy(), yc.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), gc.numpy(), rtol=1e-6)
+
+
+def test_truncated_normal_and_its_initializers_do_not_wait_for_the_device(device):
+    """truncated_normal (and GlorotNormal, HeNormal, VarianceScaling, TruncatedNormal, which
+    draw with it) run on a device without reading it on the host, and stay within two
+    standard deviations with the truncated normal's spread."""
+    from gradtape import initializers
+    if not device.host_visible:
+        device.reset_counters()
+    t = gt.random.Generator.from_seed(6).truncated_normal([20000], mean=1.0, stddev=0.5)
+    inits = [initializers.GlorotNormal(seed=1), initializers.HeNormal(seed=2),
+             initializers.VarianceScaling(scale=2.0, seed=3),
+             initializers.TruncatedNormal(stddev=0.1, seed=4)]
+    weights = [init((200, 100)) for init in inits]
+    if not device.host_visible:
+        assert device.sync_count == 0
+    assert t.device == device and all(w.device == device for w in weights)
+    v = t.numpy()
+    assert v.dtype == np.float32 and v.min() >= 0.0 and v.max() <= 2.0
+    assert abs(v.std() - 0.5 * 0.8796) < 0.02
+    # the variance-scaling ones correct the truncation's spread; TruncatedNormal does not
+    spreads = [math.sqrt(2 / 300), math.sqrt(2 / 200), math.sqrt(2 / 200), 0.1 * 0.8796]
+    limits = [2 * s / 0.87962566103423978 for s in spreads[:3]] + [0.2]
+    for w, spread, limit in zip(weights, spreads, limits):
+        w = w.numpy()
+        assert np.abs(w).max() <= limit + 1e-6
+        assert w.std() == pytest.approx(spread, rel=0.05)
+    # one seed, one draw (the host keeps its exact redraw loop)
+    np.testing.assert_array_equal(
+        gt.random.Generator.from_seed(6).truncated_normal([20000], mean=1.0, stddev=0.5)
+        .numpy(), v)

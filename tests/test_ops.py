@@ -373,3 +373,124 @@ def test_reduce_sum_and_bias_add_over_leading_axes_of_big_arrays(device, keepdim
     np.testing.assert_allclose(s.numpy(), want, rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(gx, np.ones_like(x))
     np.testing.assert_allclose(gb, want.reshape(6), rtol=1e-4, atol=1e-3)
+
+
+# --- out-of-range indices: IndexError on the host, zeros on a device ------------------------------
+
+def _pad_reference(x, key, negative):
+    """``x[key]`` with every out-of-range index of ``key``'s arrays reading a zero: ``x`` padded
+    with zeros after each axis, those indices sent to the padding (an independent model of
+    the device rule)."""
+    xp_ = np.pad(x, [(0, 1)] * x.ndim)
+    out, axis = [], 0
+    for k in key:
+        if isinstance(k, np.ndarray):
+            n = x.shape[axis]
+            k = np.where(k < 0, k + n, k) if negative else np.where(k < 0, n, k)
+            out.append(np.where((k >= 0) & (k < n), k, n))
+            axis += 1
+        elif isinstance(k, slice):
+            out.append(slice(0, x.shape[axis]))
+            axis += 1
+        else:
+            out.append(k)
+            axis += k is not None
+    out += [slice(0, n) for n in x.shape[axis:]]
+    return xp_[tuple(out)]
+
+
+@pytest.mark.parametrize("key", [
+    (np.array([2, 0, 5, -1, -4]),),
+    (slice(None), np.array([[0, 3], [-2, 9]])),
+    (np.array([0, 7]), slice(None), np.array([[1], [-6]])),
+    (slice(None), np.array([1, -5]), np.array([[3], [9]]), None),
+    (None, 1, np.array([0, 3, -3])),
+])
+def test_getitem_out_of_range_index_arrays_read_zeros_on_a_device(device, key):
+    """NumPy's indexing on the host (an out-of-range index raises); on a device the host cannot
+    read, an index outside [-n, n) reads zeros wherever the index arrays put their axes, and
+    its gradient goes nowhere, instead of wrapping around as CuPy would."""
+    x0 = np.arange(1.0, 1.0 + 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    x = gt.Variable(x0)
+    dkey = tuple(gt.constant(k) if isinstance(k, np.ndarray) else k for k in key)
+    if device.host_visible:
+        with pytest.raises(IndexError, match=r"getitem: index -?\d+ is out of bounds"):
+            x[dkey]
+        return
+    want = _pad_reference(x0, key, negative=True)
+    with gt.GradientTape() as tape:
+        y = x[dkey]
+        s = gt.reduce_sum(y * gt.constant(np.arange(1.0, 1.0 + want.size, dtype=np.float32)
+                                          .reshape(want.shape)))
+    np.testing.assert_array_equal(y.numpy(), want)
+    # the gradient: each in-range result's weight lands on the element it read
+    xr = np.arange(x0.size, dtype=np.float64).reshape(x0.shape) + 1
+    ids = _pad_reference(xr, key, negative=True)
+    expected = np.zeros(x0.size + 1)
+    np.add.at(expected, ids.astype(np.int64).ravel(),
+              np.arange(1.0, 1.0 + want.size))
+    np.testing.assert_array_equal(tape.gradient(s, x).numpy().ravel(), expected[1:])
+
+
+def test_gather_and_gather_nd_out_of_range_and_negative_indices(device):
+    """As TensorFlow: an index outside [0, n) (a negative one included) raises on the CPU;
+    on a device it gives zeros and no gradient, never a wrapped-around row."""
+    p0 = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    p = gt.Variable(p0)
+    if device.host_visible:
+        for idx in ([0, 4], [-1, 2]):
+            with pytest.raises(IndexError, match=r"gather: index (4|-1) is out of range "
+                                                 r"\[0, 4\) for axis 0"):
+                gt.gather(p, idx)
+        with pytest.raises(IndexError, match=r"gather: index 3 is out of range \[0, 3\) for "
+                                             r"axis 1"):
+            gt.gather(p, [[0, 3]], axis=1)
+        with pytest.raises(IndexError, match=r"gather_nd: index -1 is out of range \[0, 4\) "
+                                             r"for axis 0"):
+            gt.gather_nd(p, [[1, 2], [-1, 0]])
+        with pytest.raises(IndexError, match=r"gather_nd: index 3 is out of range \[0, 3\) "
+                                             r"for axis 1"):
+            gt.gather_nd(p, [[1, 3]])
+        with pytest.raises(IndexError, match=r"embedding_lookup: .*index 4 is out of range"):
+            gt.nn.embedding_lookup(p, [4])
+        return
+    with gt.GradientTape(persistent=True) as tape:
+        rows = gt.gather(p, [2, 4, -1, 0])
+        cols = gt.gather(p, [[2, 3, -3]], axis=1)
+        cells = gt.gather_nd(p, [[1, 2], [4, 0], [-1, 1], [3, 3]])
+        emb = gt.nn.embedding_lookup(p, [[3, 4], [-4, 3]])
+        batched = gt.gather(p, [[0, 5], [2, -1], [1, 1], [2, 0]], axis=1, batch_dims=1)
+    np.testing.assert_array_equal(rows.numpy(), [p0[2], np.zeros(3), np.zeros(3), p0[0]])
+    np.testing.assert_array_equal(cols.numpy()[:, 0], np.stack(
+        [p0[:, 2], np.zeros(4), np.zeros(4)], axis=-1))
+    np.testing.assert_array_equal(cells.numpy(), [p0[1, 2], 0, 0, 0])
+    np.testing.assert_array_equal(emb.numpy(), [[p0[3], np.zeros(3)], [np.zeros(3), p0[3]]])
+    np.testing.assert_array_equal(batched.numpy(), [[0, 0], [5, 0], [7, 7], [11, 9]])
+    want = np.zeros_like(p0)
+    want[2] = want[0] = 1
+    np.testing.assert_array_equal(tape.gradient(rows, p).numpy(), want)
+    want = np.zeros_like(p0)
+    want[1, 2] = 1
+    np.testing.assert_array_equal(tape.gradient(cells, p).numpy(), want)
+    want = np.zeros_like(p0)
+    want[3] = 2
+    np.testing.assert_array_equal(tape.gradient(emb, p).numpy(), want)
+    # second order: the backward scatter's own gradient reads zeros at the same places
+    v = gt.Variable(p0)
+    with gt.GradientTape() as outer:
+        with gt.GradientTape() as inner:
+            y = gt.reduce_sum(gt.gather(v, [1, 7]) ** 2)
+        g = inner.gradient(y, v)
+        z = gt.reduce_sum(g * g)
+    want = np.zeros_like(p0)
+    want[1] = 8 * p0[1]
+    np.testing.assert_allclose(outer.gradient(z, v).numpy(), want)
+
+
+def test_where_with_a_scalar_condition_gives_n_by_0_coordinates(device):
+    """TF's shape [n, 0] (NumPy refuses a 0-d nonzero; CuPy would give [n, 1])."""
+    for cond, n in ((True, 1), (False, 0)):
+        out = gt.where(gt.constant(cond))
+        assert out.shape == (n, 0) and out.dtype == gt.int64
+    out = gt.where(gt.constant([[True, False], [False, True]]))
+    np.testing.assert_array_equal(out.numpy(), [[0, 0], [1, 1]])

@@ -16,7 +16,9 @@ of an accelerator that the host cannot read:
   ``float(tensor)`` ... use) increments ``sync_count`` and ``transfer_count``; uploads
   (:meth:`StrictDevice.asarray` of host data) increment ``transfer_count``; operations whose
   output shape depends on the data (``nonzero``, boolean-mask indexing), which make a GPU
-  wait, increment ``sync_count``.
+  wait, increment ``sync_count``; so do writes and scatters through a boolean mask
+  (``a[mask] = v``, ``xp.add.at(a, mask, v)``), which CuPy implements by counting the mask's
+  true elements on the host.
 
 Python scalars, NumPy scalars and 0-d host arrays combine freely, as on CuPy.
 
@@ -294,6 +296,8 @@ class StrictArray:
 
     def __setitem__(self, key, value):
         raw_key = _key(key, self._device)
+        if _has_bool_mask(raw_key):
+            self._device._implicit_sync()       # CuPy counts the mask's true elements
         self._a[raw_key] = _Unwrapper(self._device, "__setitem__")(value)
 
     # --- methods ------------------------------------------------------------------------
@@ -464,6 +468,8 @@ class _StrictUfunc:
         if out is not None:
             outs = out if type(out) is tuple else (out,)
             raw_kwargs["out"] = tuple(_out_array(o, unwrap, self._ufunc) for o in outs)
+        if method == "at" and len(raw_args) > 1 and _has_bool_mask(raw_args[1]):
+            (unwrap.device or self._device)._implicit_sync()   # as CuPy's scatter with a mask
         result = getattr(self._ufunc, method)(*raw_args, **raw_kwargs)
         if method == "at":
             return None
@@ -678,7 +684,10 @@ class StrictDevice(Device):
 
     def scatter_add(self, target, indices, values):
         unwrap = _Unwrapper(self, "scatter_add")
-        np.add.at(unwrap(target), unwrap(indices), unwrap(values))
+        raw_indices = unwrap(indices)
+        if _has_bool_mask(raw_indices):
+            self._implicit_sync()
+        np.add.at(unwrap(target), raw_indices, unwrap(values))
 
     def erf(self, x):
         return StrictArray(np.asarray(Device.erf(self, x._a)), self)

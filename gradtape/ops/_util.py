@@ -8,6 +8,15 @@ from ..dtypes import as_dtype
 from ..tensor import Tensor, convert_to_tensor, _check_python_value_fits
 
 
+def device_array(value, dev, dtype=None):
+    """``value`` as an array of device ``dev``: a raw array of the device's namespace (a
+    CuPy array, a strict array) is placed as it is, since ``np.asarray`` would refuse it or
+    read it on the host; anything else (lists, scalars, host arrays) is uploaded."""
+    if dev.is_native(value) and not isinstance(value, np.ndarray):
+        return dev.asarray(value, dtype=dtype)
+    return dev.asarray(np.asarray(value), dtype=dtype)
+
+
 def dtype_name(x) -> str:
     return as_dtype(x._value.dtype).name
 

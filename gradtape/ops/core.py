@@ -250,7 +250,9 @@ def fill(dims, value, name=None) -> Tensor:
     if v._value.ndim != 0:
         raise ValueError(f"fill: value must be a scalar, got shape {tuple(v._value.shape)}")
     dev = v._device
-    arr = dev.xp.full(shape_tuple(dims, "fill"), v._value, dtype=v._value.dtype)
+    shp = shape_tuple(dims, "fill")
+    with dev.activate():
+        arr = dev.xp.full(shp, v._value, dtype=v._value.dtype)
     return Tensor(arr, dev)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..backend import kernels as K
 from ..registry import apply, defop
 from ..tensor import Tensor
-from ._util import as_tensor, dtype_name
+from ._util import as_tensor, device_array, dtype_name
 
 __all__ = ["fused_bias_act", "fused_log_softmax", "fused_softmax_cross_entropy",
            "fused_sparse_softmax_cross_entropy", "fused_layer_norm", "ACTIVATIONS"]
@@ -158,8 +158,7 @@ def _float_tensor(x, opname):
 def _like(opname, ref: Tensor, other, what):
     """``other`` as a tensor of ``ref``'s dtype on ``ref``'s device (or a clear error)."""
     if not isinstance(other, Tensor):
-        other = Tensor(ref._device.asarray(np.asarray(other), dtype=ref._value.dtype),
-                       ref._device)
+        other = Tensor(device_array(other, ref._device, dtype=ref._value.dtype), ref._device)
     if other._value.dtype != ref._value.dtype:
         raise TypeError(f"{opname}: {what} has dtype {dtype_name(other)}, the input "
                         f"{dtype_name(ref)}; use gt.cast")
@@ -303,7 +302,7 @@ def fused_sparse_softmax_cross_entropy(labels, logits, name=None) -> Tensor:
     opname = "fused_sparse_softmax_cross_entropy"
     x = _float_tensor(logits, opname)
     lab = labels if isinstance(labels, Tensor) else Tensor(
-        x._device.asarray(np.asarray(labels)), x._device)
+        device_array(labels, x._device), x._device)
     if lab._value.dtype.kind not in "iu":
         raise TypeError(f"{opname}: labels must be integers, got {dtype_name(lab)}")
     if lab._device is not x._device:
@@ -399,10 +398,11 @@ def fused_layer_norm(x, gamma=None, beta=None, epsilon: float = 1e-3, name=None)
     c = x._value.shape[-1]
     dev = x._device
     dt = x._value.dtype
-    if gamma is None:
-        gamma = Tensor(dev.xp.ones((c,), dtype=dt), dev)
-    if beta is None:
-        beta = Tensor(dev.xp.zeros((c,), dtype=dt), dev)
+    with dev.activate():
+        if gamma is None:
+            gamma = Tensor(dev.xp.ones((c,), dtype=dt), dev)
+        if beta is None:
+            beta = Tensor(dev.xp.zeros((c,), dtype=dt), dev)
     gamma = _like(opname, x, gamma, "gamma")
     beta = _like(opname, x, beta, "beta")
     for t, what in ((gamma, "gamma"), (beta, "beta")):

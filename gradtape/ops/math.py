@@ -273,14 +273,18 @@ def _where_vjp(ops, needs, g, ans, c, x, y):
 
 _where = defop("where", lambda xp, c, x, y: xp.where(c, x, y), _where_vjp, broadcasts=True,
                save_output=False)
-_where_idx = defop("where_indices", lambda xp, c: xp.stack(xp.nonzero(c), axis=-1).astype(
-    xp.int64), nondiff=True)
+# argwhere gives [n, rank] for every rank on NumPy and CuPy, [n, 0] for a scalar (as TF);
+# stacking nonzero's arrays does not (NumPy refuses a 0-d input, CuPy returns [n, 1]).
+_where_idx = defop("where_indices", lambda xp, c: xp.argwhere(c).astype(xp.int64, copy=False),
+                   nondiff=True)
 
 
 def where(condition, x=None, y=None, name=None):
     """Elements of ``x`` where ``condition`` holds, else of ``y`` (with broadcasting).
 
-    With only ``condition``: the coordinates of its true elements, shape ``[n, rank]``.
+    With only ``condition``: the coordinates of its true elements, shape ``[n, rank]``
+    (``[n, 0]`` for a scalar condition). Their number depends on the values, so on a device
+    the host cannot read, the host waits for the device.
     """
     c = as_tensor(condition, "where")
     if c._value.dtype.kind != "b":

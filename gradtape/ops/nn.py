@@ -17,7 +17,7 @@ import numpy as np
 from ..backend import device_of
 from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor, _speedups
-from ._util import as_tensor, dtype_name, normalize_axis, operand
+from ._util import as_tensor, device_array, dtype_name, normalize_axis, operand
 from .core import sum_leading
 from .math import _sigmoid_fwd
 
@@ -502,10 +502,10 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None) -> Tenso
     if isinstance(labels, Tensor):
         lab = labels
     else:
-        arr = np.asarray(labels)
+        arr = device_array(labels, x._device)
         if arr.dtype.kind not in "iu":
             raise TypeError(f"{opname}: labels must be integers, got {arr.dtype}")
-        lab = Tensor(x._device.asarray(arr), x._device)
+        lab = Tensor(arr, x._device)
     if lab._value.dtype.kind not in "iu":
         raise TypeError(f"{opname}: labels must be an integer tensor (int32 or int64), got "
                         f"{dtype_name(lab)}")
@@ -635,7 +635,8 @@ class _Geometry:
     Immutable; made through :func:`_geometry`, which keeps the recent ones (a training step
     asks for the same few geometries in every call)."""
 
-    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full", "_taps", "c_args")
+    __slots__ = ("oh", "ow", "rows", "cols", "s", "identity", "full", "_taps", "c_args",
+                 "recip_counts")
 
     def __init__(self, h, w, kh, kw, strides, dilations, pads):
         sh, sw = strides
@@ -652,6 +653,7 @@ class _Geometry:
         self.full = all(r is not None and r[0] == 0 and r[1] == self.oh for r in self.rows) and \
             all(c is not None and c[0] == 0 and c[1] == self.ow for c in self.cols)
         self._taps = {}
+        self.recip_counts = {}   # average pooling's window sizes, by (device, dtype)
 
     def taps(self, r0=0, r1=None):
         """(i, j, out rows, out cols, in rows, in cols) for output rows ``[r0, r1)``."""
@@ -1096,18 +1098,30 @@ _max_pool_gather = defop("max_pool2d_gather", _max_pool_gather_fwd, _max_pool_ga
                          save_output=False, batch_rule=False)
 
 
-def _avg_counts(xp, geo, dtype):
-    """Number of input (non-padding) elements in each window, shaped ``[OH, OW, 1]``."""
-    rows = np.zeros(geo.oh)
-    cols = np.zeros(geo.ow)
+def _avg_counts(xp, geo, like):
+    """1 / the number of input (non-padding) elements in each window, shaped ``[OH, OW, 1]``,
+    of ``like``'s dtype on ``like``'s device. Made there (no upload from the host), once per
+    geometry, dtype and device; read only. Not kept while a step is being captured: the
+    kernels that fill it would only run when the graph is launched."""
+    key = ("host" if xp is np else device_of(xp, like), like.dtype)
+    found = geo.recip_counts.get(key)
+    if found is not None:
+        return found
+    from ..capture import capturing
+    rows = xp.zeros(geo.oh)
+    cols = xp.zeros(geo.ow)
     for r in geo.rows:
         if r is not None:
             rows[r[0]:r[1]] += 1
     for c in geo.cols:
         if c is not None:
             cols[c[0]:c[1]] += 1
-    counts = np.outer(rows, cols)[:, :, None]
-    return xp.asarray((1.0 / counts).astype(dtype))
+    found = (1.0 / (rows[:, None] * cols[None, :]))[:, :, None].astype(like.dtype)
+    if not capturing():
+        if xp is np:
+            found.flags.writeable = False
+        geo.recip_counts[key] = found
+    return found
 
 
 def _avg_pool_fwd(xp, x, ksize, strides, pads):
@@ -1116,13 +1130,13 @@ def _avg_pool_fwd(xp, x, ksize, strides, pads):
     out = xp.zeros((n, geo.oh, geo.ow, c), dtype=x.dtype)
     for i, j, rout, cout, rin, cin in geo.taps():
         out[:, rout, cout, :] += x[:, rin, cin, :]
-    out *= _avg_counts(xp, geo, x.dtype)
+    out *= _avg_counts(xp, geo, x)
     return out
 
 
 def _avg_pool_grad_fwd(xp, g, input_shape, ksize, strides, pads):
     geo = _pool_geo(input_shape, ksize, strides, pads)
-    gs = g * _avg_counts(xp, geo, g.dtype)
+    gs = g * _avg_counts(xp, geo, g)
     dx = xp.zeros(input_shape, dtype=g.dtype)
     for i, j, rout, cout, rin, cin in geo.taps():
         dx[:, rin, cin, :] += gs[:, rout, cout, :]
@@ -1333,7 +1347,11 @@ def dropout(x, rate, noise_shape=None, seed=None, rng=None, name=None) -> Tensor
 
 def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
     """Rows of ``params`` (a tensor, or a list of row shards in order) at integer ``ids``;
-    repeated ids sum their gradients. ``max_norm`` clips each looked-up row's L2 norm."""
+    repeated ids sum their gradients. ``max_norm`` clips each looked-up row's L2 norm.
+
+    An id outside ``[0, rows)`` raises IndexError on the CPU; on a device the host cannot
+    read (a GPU) it gives a row of zeros and trains nothing, as TensorFlow's GPU kernel
+    (checking would make the host wait), see :func:`gradtape.gather`."""
     from .shape import concat, gather
     opname = "embedding_lookup"
     if isinstance(params, (list, tuple)):
@@ -1348,10 +1366,10 @@ def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
     if isinstance(ids, Tensor):
         idx = ids
     else:
-        arr = np.asarray(ids)
+        arr = device_array(ids, p._device)
         if arr.dtype.kind not in "iu":
             raise TypeError(f"{opname}: ids must be integers, got {arr.dtype}")
-        idx = Tensor(p._device.asarray(arr), p._device)
+        idx = Tensor(arr, p._device)
     if idx._value.dtype.kind not in "iu":
         raise TypeError(f"{opname}: ids must be an integer tensor, got {dtype_name(idx)}")
     try:

@@ -10,7 +10,7 @@ from ..backend import current_device
 from ..dtypes import np_dtype
 from ..registry import apply, apply1, defop
 from ..tensor import Tensor
-from ._util import as_tensor, dtype_name, normalize_axis
+from ._util import as_tensor, device_array, dtype_name, normalize_axis
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "concat", "stack", "unstack",
            "split", "tile", "gather", "pad", "getitem", "one_hot", "range", "linspace", "eye",
@@ -308,37 +308,31 @@ def _is_advanced(key):
     return False
 
 
-def _getitem_fwd(xp, x, key, in_shape, advanced):
-    return x[key]
+def _getitem_fwd(xp, x, key, in_shape, advanced, valid=None):
+    out = x[key]
+    if valid is not None:
+        out = xp.where(valid, out, out.dtype.type(0))
+    return out
 
 
-def _getitem_vjp(ops, needs, g, ans, x, key, in_shape, advanced):
-    return (ops.getitem_grad(g, key=key, shape=tuple(in_shape), advanced=advanced),)
+def _getitem_vjp(ops, needs, g, ans, x, key, in_shape, advanced, valid=None):
+    return (ops.getitem_grad(g, key=key, shape=tuple(in_shape), advanced=advanced,
+                             valid=valid),)
 
 
-def _scatter_add(xp, z, key, g):
-    at = getattr(getattr(xp, "add", None), "at", None)
-    if at is not None:
-        try:
-            at(z, key, g)
-            return
-        except (TypeError, NotImplementedError, AttributeError):
-            pass
-    import cupyx
-    cupyx.scatter_add(z, key, g)
-
-
-def _getitem_grad_fwd(xp, g, key, shape, advanced):
+def _getitem_grad_fwd(xp, g, key, shape, advanced, valid=None):
     z = xp.zeros(shape, dtype=g.dtype)
     if advanced:
-        _scatter_add(xp, z, key, g)
+        if valid is not None:
+            g = xp.where(valid, g, g.dtype.type(0))
+        xp.add.at(z, key, g)
     else:
         z[key] = g
     return z
 
 
-def _getitem_grad_vjp(ops, needs, g, ans, x, key, shape, advanced):
-    return (ops.getitem(g, key=key, in_shape=tuple(shape), advanced=advanced),)
+def _getitem_grad_vjp(ops, needs, g, ans, x, key, shape, advanced, valid=None):
+    return (ops.getitem(g, key=key, in_shape=tuple(shape), advanced=advanced, valid=valid),)
 
 
 _getitem = defop("getitem", _getitem_fwd, _getitem_vjp, save_inputs=False, save_output=False,
@@ -381,23 +375,144 @@ def _convert_key(x: Tensor, key):
     return tuple(out)
 
 
+def _key_dims(k) -> int:
+    """How many axes of the indexed tensor the key entry ``k`` consumes."""
+    if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+        return 0
+    if isinstance(k, (int, slice)):
+        return 1
+    return k.ndim if k.dtype == np.bool_ else 1
+
+
+_LAYOUTS: dict = {}
+
+
+def _index_layout(key, ndim):
+    """Where the broadcast index dimensions land in ``x[key]`` for a ``key`` of integer
+    arrays, ints, slices, ``None`` and ``...`` (NumPy's rule, which CuPy follows): (first
+    position, how many, rank of the result). Found by indexing a stand-in without storage
+    whose axes have 4 elements with index arrays whose axes have 3."""
+    sig = (ndim,) + tuple(
+        "n" if k is None else "e" if k is Ellipsis else ("b", bool(k))
+        if isinstance(k, (bool, np.bool_)) else "i" if isinstance(k, int) else "s"
+        if isinstance(k, slice) else ("a", k.ndim) for k in key)
+    found = _LAYOUTS.get(sig)
+    if found is None:
+        probe = []
+        for k in key:
+            if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+                probe.append(k)
+            elif isinstance(k, int):
+                probe.append(0)
+            elif isinstance(k, slice):
+                probe.append(slice(None))
+            else:
+                probe.append(np.zeros((3,) * k.ndim, dtype=np.intp))
+        shp = np.broadcast_to(np.zeros((), np.int8), (4,) * ndim)[tuple(probe)].shape
+        at = [i for i, d in enumerate(shp) if d == 3]
+        found = (at[0] if at else 0, len(at), len(shp))
+        if len(_LAYOUTS) < 512:
+            _LAYOUTS[sig] = found
+    return found
+
+
+def _bounded_key(x: Tensor, key, opname, negative=True, check=None):
+    """``key`` for a tensor on a device the host cannot read, and the mask of valid results.
+
+    Checking indices there would make the host wait for the device, and CuPy wraps an
+    out-of-range index around the axis. Instead, each integer index array (those at the key
+    positions in ``check``; all when None) is compared with its axis on the device: indices
+    outside ``[-n, n)`` (``[0, n)`` when ``negative`` is False) become 0, and the returned
+    mask, shaped to broadcast against ``x[key]``, is False at the results they address, so
+    those read zeros and their gradients go nowhere (TensorFlow's GPU behaviour). Boolean
+    masks become the integer coordinates of their true elements once here (the one wait for
+    the device a mask needs), so the backward scatter takes integer arrays and does not wait
+    again. The mask is None when no index array was checked.
+    """
+    dev = x._device
+    xp = dev.xp
+    shape = tuple(x._value.shape)
+    ndim = len(shape)
+    ell = ndim - sum(_key_dims(k) for k in key)
+    out, valid, axis = [], None, 0
+    with dev.activate():
+        for pos, k in enumerate(key):
+            if k is Ellipsis:
+                out.append(k)
+                axis += ell
+                continue
+            d = _key_dims(k)
+            if isinstance(k, int) and not isinstance(k, bool) and axis < ndim:
+                if not -shape[axis] <= k < shape[axis]:
+                    raise IndexError(f"{opname}: index {k} is out of bounds for axis {axis} "
+                                     f"with size {shape[axis]}")
+                out.append(k)
+            elif k is None or isinstance(k, (int, slice, np.bool_)):
+                out.append(k)
+            elif k.dtype == np.bool_:
+                out.extend(xp.nonzero(k) if k.ndim else (k,))
+            elif (check is None or pos in check) and axis < ndim:
+                n = shape[axis]
+                ok = k < n
+                if k.dtype.kind == "i":
+                    ok &= k >= (-n if negative else 0)
+                out.append(xp.where(ok, k, 0))
+                valid = ok if valid is None else valid & ok
+            else:
+                out.append(k)
+            axis += d
+        out = tuple(out)
+        if valid is not None:
+            pos, nb, rank = _index_layout(out, ndim)
+            if valid.ndim > nb:   # cannot be placed (NumPy rejects such a key anyway)
+                valid = None
+            else:
+                valid = valid.reshape((1,) * (pos + nb - valid.ndim) + tuple(valid.shape) +
+                                      (1,) * (rank - pos - nb))
+    return out, valid
+
+
+def _index(x: Tensor, key, opname, negative=True, check=None) -> Tensor:
+    attrs = {"key": key, "in_shape": tuple(x._value.shape), "advanced": _is_advanced(key)}
+    if attrs["advanced"] and not x._device.host_visible:
+        key, valid = _bounded_key(x, key, opname, negative, check)
+        attrs["key"] = key
+        if valid is not None:
+            attrs["valid"] = valid
+    return apply1(_getitem, x, attrs)
+
+
 def getitem(tensor, key) -> Tensor:
-    """``tensor[key]``: ints, slices, ``...``, ``None``, integer arrays and boolean masks."""
+    """``tensor[key]``: ints, slices, ``...``, ``None``, integer arrays and boolean masks.
+
+    Integer arrays follow NumPy (``-1`` is the last element). An index outside its axis
+    raises IndexError on the CPU; on a device the host cannot read (a GPU), checking would
+    make the host wait, so such an index gives zeros in the result and contributes nothing
+    to the gradient, as TensorFlow's GPU kernels do (it never wraps around)."""
     x = as_tensor(tensor, "getitem")
-    k = _convert_key(x, key)
-    return apply1(_getitem, x, {"key": k, "in_shape": tuple(x._value.shape),
-                                "advanced": _is_advanced(k)})
+    return _index(x, _convert_key(x, key), "getitem")
+
+
+def _index_tensor(indices, dev, opname) -> Tensor:
+    """``indices`` (a tensor, a raw array of ``dev``, or host values) as an integer tensor on
+    ``dev``."""
+    idx = indices if isinstance(indices, Tensor) else Tensor(device_array(indices, dev), dev)
+    if idx._value.dtype.kind not in "iu":
+        raise TypeError(f"{opname}: indices must be integers, got {dtype_name(idx)}")
+    if idx._device is not dev:
+        raise ValueError(f"{opname}: indices are on {idx._device}, params on {dev}")
+    return idx
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None) -> Tensor:
-    """Slices of ``params`` along ``axis`` at ``indices`` (repeated indices sum in backward)."""
+    """Slices of ``params`` along ``axis`` at ``indices`` (repeated indices sum in backward).
+
+    Indices must lie in ``[0, params.shape[axis])``. On the CPU one outside raises
+    IndexError (as TensorFlow's CPU kernel); on a device the host cannot read (a GPU) it
+    gives zeros and no gradient, as TensorFlow's GPU kernel does, since checking would make
+    the host wait (negative indices are out of range there too; they never wrap around)."""
     p = as_tensor(params, "gather")
-    idx = indices if isinstance(indices, Tensor) else Tensor(
-        p._device.asarray(np.asarray(indices)), p._device)
-    if idx._value.dtype.kind not in "iu":
-        raise TypeError(f"gather: indices must be integers, got {dtype_name(idx)}")
-    if idx._device is not p._device:
-        raise ValueError(f"gather: indices are on {idx._device}, params on {p._device}")
+    idx = _index_tensor(indices, p._device, "gather")
     n = p._value.ndim
     ax = batch_dims if axis is None else int(axis)
     ax = ax % n
@@ -421,14 +536,15 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
             raise ValueError(f"gather: batch dims of params {tuple(p._value.shape[:bd])} and "
                              f"indices {bshape} differ")
         ar = []
-        for i in _brange(bd):
-            shp = [1] * iv.ndim
-            shp[i] = bshape[i]
-            ar.append(xp.arange(bshape[i]).reshape(shp))
+        with p._device.activate():
+            for i in _brange(bd):
+                shp = [1] * iv.ndim
+                shp[i] = bshape[i]
+                ar.append(xp.arange(bshape[i]).reshape(shp))
         if ax != bd:
             p = transpose(p, list(_brange(bd)) + [ax] + [i for i in _brange(n)
                                                               if i >= bd and i != ax])
-            out = getitem(p, tuple(ar) + (iv,))
+            out = _index(p, tuple(ar) + (iv,), "gather", negative=False, check=(bd,))
             # move the gathered-index axes back after the batch and pre-axis dims
             k = iv.ndim - bd
             r = out._value.ndim
@@ -437,22 +553,40 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
                 [bd + j for j in _brange(k)] + list(_brange(bd + k + pre, r))
             return transpose(out, perm)
         key = tuple(ar) + (iv,)
-    return getitem(p, key)
+    return _index(p, key, "gather", negative=False, check=(len(key) - 1,))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None) -> Tensor:
-    """Gather slices addressed by the last axis of ``indices``."""
+    """Gather slices addressed by the last axis of ``indices``.
+
+    Out-of-range (and negative) indices follow :func:`gather`: IndexError on the CPU, zeros
+    and no gradient on a device the host cannot read."""
     p = as_tensor(params, "gather_nd")
-    idx = indices if isinstance(indices, Tensor) else Tensor(
-        p._device.asarray(np.asarray(indices)), p._device)
+    idx = _index_tensor(indices, p._device, "gather_nd")
     if batch_dims:
         raise ValueError("gather_nd: batch_dims > 0 is not supported; use gather with batch_dims")
     iv = idx._value
-    key = tuple(iv[..., i] for i in _brange(iv.shape[-1]))
-    return getitem(p, key)
+    pshape = tuple(p._value.shape)
+    if iv.ndim == 0 or iv.shape[-1] > len(pshape):
+        raise ValueError(f"gather_nd: indices of shape {tuple(iv.shape)} need a last axis of at "
+                         f"most {len(pshape)} coordinates for params of shape {pshape}")
+    m = iv.shape[-1]
+    if p._device.host_visible and iv.size:
+        flat = iv.reshape(-1, m)
+        lo, hi = flat.min(axis=0), flat.max(axis=0)
+        for j in _brange(m):
+            if lo[j] < 0 or hi[j] >= pshape[j]:
+                bad = int(lo[j]) if lo[j] < 0 else int(hi[j])
+                raise IndexError(f"gather_nd: index {bad} is out of range [0, {pshape[j]}) for "
+                                 f"axis {j} of params with shape {pshape}")
+    key = tuple(iv[..., i] for i in _brange(m))
+    return _index(p, key, "gather_nd", negative=False)
 
 
 def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
+    """The elements (or slices along ``axis``) of ``tensor`` where ``mask`` is true. The
+    result's shape depends on the mask's values: on a device the host cannot read, the host
+    waits for the device once, in the forward (the gradient does not wait again)."""
     x = as_tensor(tensor, "boolean_mask")
     mk = as_tensor(mask, "boolean_mask")
     ax = 0 if axis is None else int(axis) % x._value.ndim
@@ -460,13 +594,19 @@ def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
 
 
 def repeat(input, repeats, axis=None, name=None) -> Tensor:
+    """Each element (slice along ``axis``) repeated ``repeats`` times. The result's shape
+    depends on ``repeats``: a tensor or device array of repeats is copied to the host."""
     x = as_tensor(input, "repeat")
     if axis is None:
         x = reshape(x, [-1])
         axis = 0
     ax = int(axis) % x._value.ndim
+    if isinstance(repeats, Tensor):
+        repeats = repeats.numpy()
+    elif x._device.is_native(repeats) and not isinstance(repeats, np.ndarray):
+        repeats = x._device.to_host(repeats)
     idx = np.repeat(np.arange(x._value.shape[ax]), repeats)
-    return getitem(x, (slice(None),) * ax + (x._device.asarray(idx),))
+    return _index(x, (slice(None),) * ax + (x._device.asarray(idx),), "repeat", check=())
 
 
 # --- pad -------------------------------------------------------------------------------------
@@ -516,7 +656,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
         else:
             src = np.where(src < 0, -src - 1, src)
             src = np.where(src >= n, 2 * n - 1 - src, src)
-        out = getitem(out, (slice(None),) * ax + (x._device.asarray(src),))
+        out = _index(out, (slice(None),) * ax + (x._device.asarray(src),), "pad", check=())
     return out
 
 
