@@ -1,8 +1,12 @@
 """Seeded random numbers on a device, as ``tf.random``.
 
-A :class:`Generator` owns a random state on one device (NumPy's ``PCG64`` on the CPU, CuPy's
-cuRAND-backed ``RandomState`` on a GPU) and draws arrays directly there: nothing crosses
-between host and device. The same seed gives the same numbers on the same device kind.
+A :class:`Generator` owns a random state on one device and draws arrays directly there:
+nothing crosses between host and device. On the CPU it is NumPy's ``PCG64``. On a device
+the host cannot read (a GPU; the strict test device computes the same numbers with NumPy)
+it is the counter-based Philox4x32-10 (as TensorFlow's and JAX's), whose position in its
+stream lives in device memory and advances there, so a draw recorded in a CUDA graph
+(``gt.capture``: dropout in a training step) gives new numbers at every replay. The same
+seed gives the same numbers on the same kind of device.
 
     g = gt.random.Generator.from_seed(42)
     w = g.normal([784, 512], stddev=0.05)
@@ -27,7 +31,6 @@ __all__ = ["Generator", "set_seed", "get_global_generator", "set_global_generato
            "uniform", "truncated_normal", "shuffle", "create_rng_state"]
 
 _FLOAT32 = np.dtype(np.float32)
-_MAX_SEED = 2 ** 63 - 1
 # Draws per value of truncated_normal on a device: 0.0455 ** 10 (about 4e-14) is the chance
 # that a value is still outside two standard deviations after them.
 _TRUNCATED_ROUNDS = 10
@@ -123,16 +126,13 @@ class Generator:
         dev = self._device
         if dev.host_visible:
             return np.random.Generator(np.random.PCG64(seed_seq))
-        seed = int(seed_seq.generate_state(1, np.uint64)[0]) & _MAX_SEED
-        with dev.activate():
-            try:
-                return dev.xp.random.RandomState(seed)
-            except ValueError:   # a NumPy-backed namespace takes 32-bit seeds only
-                return dev.xp.random.RandomState(seed & 0xFFFFFFFF)
+        return _PhiloxState(dev, seed_seq.generate_state(2, np.uint32))
 
     def _rng_state_from(self, other):
         if self._device.host_visible and other._device.host_visible:
             self._rng.bit_generator.state = other._rng.bit_generator.state
+        elif not self._device.host_visible and not other._device.host_visible:
+            self._rng = other._rng.copy_to(self._device)
 
     def reset_from_seed(self, seed) -> None:
         """Restart the generator from ``seed``."""
@@ -147,7 +147,7 @@ class Generator:
 
     @property
     def algorithm(self) -> str:
-        return "pcg64" if self._device.host_visible else "xorwow"
+        return "pcg64" if self._device.host_visible else "philox"
 
     def __repr__(self):
         return f"<gt.random.Generator device={self._device.name} algorithm={self.algorithm}>"
@@ -336,6 +336,62 @@ class Generator:
             g._lock = threading.Lock()
             out.append(g)
         return out
+
+
+class _PhiloxState:
+    """Philox4x32-10 on a device: a key fixed by the seed, and the stream position (in
+    blocks of four 32-bit words) as a 0-d uint64 device array that every draw reads and
+    advances on the device. Draws: ``random_sample``, ``standard_normal`` (Box-Muller),
+    ``randint`` (unbiased to 2^-64 per value), ``permutation`` (a sort of random keys)."""
+
+    def __init__(self, device, key, offset=None):
+        self.device = device
+        self.key = (int(key[0]), int(key[1]))
+        with device.activate():
+            self.offset = (device.xp.zeros((), dtype=np.uint64) if offset is None
+                           else offset.copy())
+
+    def copy_to(self, device):
+        if device is self.device:
+            return _PhiloxState(device, self.key, self.offset)
+        return _PhiloxState(device, self.key, device.from_other(self.offset, self.device))
+
+    def random_sample(self, size, dtype=np.float64):
+        from .backend import kernels as K
+        size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
+        n = int(np.prod(size, dtype=np.int64))
+        xp = self.device.xp
+        out = K.philox_uniform(xp, self.offset, n, self.key, dtype)
+        K.philox_advance(xp, self.offset, n, dtype)
+        return out.reshape(size)
+
+    def standard_normal(self, size, dtype=np.float64):
+        size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
+        n = int(np.prod(size, dtype=np.int64))
+        xp = self.device.xp
+        dt = np.dtype(dtype)
+        u = self.random_sample((2 * n,), dt)
+        # Box-Muller on pairs; 1 - u is in (0, 1], so the logarithm is finite
+        r = xp.sqrt(dt.type(-2) * xp.log(dt.type(1) - u[:n]))
+        return (r * xp.cos(dt.type(2 * np.pi) * u[n:])).astype(dt, copy=False).reshape(size)
+
+    def randint(self, low, high=None, size=None, dtype=np.int64):
+        from .backend import kernels as K
+        if high is None:
+            low, high = 0, low
+        size = () if size is None else (tuple(size) if isinstance(size, (tuple, list))
+                                         else (int(size),))
+        n = int(np.prod(size, dtype=np.int64))
+        xp = self.device.xp
+        bits = K.philox_bits(xp, self.offset, n, self.key)
+        K.philox_advance(xp, self.offset, n, np.uint64)
+        span = np.uint64(int(high) - int(low))
+        out = (bits % span).astype(np.int64) + np.int64(low)
+        return out.astype(dtype, copy=False).reshape(size)
+
+    def permutation(self, n):
+        keys = self.random_sample((int(n),), np.float64)
+        return self.device.xp.argsort(keys)
 
 
 # --- the global generators ------------------------------------------------------------------

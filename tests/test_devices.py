@@ -706,6 +706,26 @@ def test_capture_refuses_an_optimizer_whose_count_is_on_another_device():
             captured(gt.constant(np.ones(3, np.float32)))
 
 
+def test_captured_dropout_draws_new_masks_as_the_eager_step_does(device):
+    """The generator's stream position lives on the device and advances there, so each
+    replay of a captured step draws the next numbers: the same masks as eager steps."""
+    def run(dev, captured):
+        with gt.device(dev):
+            g = gt.random.Generator.from_seed(3)
+            w = gt.Variable(np.ones(64, np.float32))
+
+            def step(x):
+                with gt.GradientTape() as tape:
+                    loss = gt.reduce_sum(gt.nn.dropout(w * x, 0.5, rng=g))
+                w.assign_sub(0.01 * tape.gradient(loss, w))
+                return loss
+            fn = capture(step) if captured else step
+            return [float(fn(gt.constant(np.full(64, s, np.float32)))) for s in (1, 2, 3, 4)]
+    got, want = run(device.name, True), run(device.name, False)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert len(set(got)) == 4
+
+
 def test_refresh_pins_copies_assigned_values_into_the_recorded_buffers():
     from gradtape.capture import _pin_variables, _refresh_pins
     with gt.device("cpu"):

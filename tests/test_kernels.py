@@ -291,6 +291,18 @@ def test_kernel_functions_check_optimizer_state_shapes():
         K.bias_act_forward(np, np.zeros(3), None, "swish")
 
 
+@pytest.mark.parametrize("counter, key, want", [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+])
+def test_reference_philox_matches_the_known_answers(counter, key, want):
+    """The known-answer vectors of Philox4x32-10 (Random123)."""
+    got = K.reference_philox(np, *(np.array([c], np.uint64) for c in counter), key)
+    assert tuple(int(w[0]) for w in got) == want
+
+
 def test_kernel_functions_refuse_shapes_a_kernel_would_read_past():
     with pytest.raises(ValueError, match=r"embedding_backward: grad of shape \(4, 3\) does not "
                                          r"match ids of shape \(5,\)"):
@@ -431,6 +443,23 @@ def test_gpu_embedding_backward_matches_reference(gpu_device, dtype):
     np.testing.assert_allclose(out.get(), K.reference_embedding_backward(np, ids, grad, 50),
                                **(_tol(dtype) if dtype == np.float64
                                   else dict(rtol=1e-4, atol=1e-4)))
+
+
+@pytest.mark.parametrize("n", [1, 5, 4099])
+def test_gpu_philox_kernels_match_the_reference_bit_for_bit(gpu_device, n):
+    import cupy
+    key = (0x12345678, 0x9ABCDEF0)
+    for dtype in (np.float32, np.float64):
+        off = cupy.asarray(np.uint64(7))
+        ref = K.philox_uniform(np, np.uint64(7), n, key, dtype)
+        got = K.philox_uniform(cupy, off, n, key, dtype)
+        np.testing.assert_array_equal(cupy.asnumpy(got), ref)
+        K.philox_advance(cupy, off, n, dtype)
+        per = 4 if dtype == np.float32 else 2
+        assert int(off) == 7 + (n + per - 1) // per
+    off = cupy.asarray(np.uint64(2))
+    np.testing.assert_array_equal(cupy.asnumpy(K.philox_bits(cupy, off, n, key)),
+                                  K.philox_bits(np, np.uint64(2), n, key))
 
 
 def test_gpu_kernel_compile_error_names_the_file(gpu_device, tmp_path, monkeypatch):

@@ -609,7 +609,7 @@ def test_embedding_lookup_values_and_gradient():
 
 # --- gt.random ----------------------------------------------------------------------------------
 
-def test_generator_reproducible_and_distinct_seeds():
+def test_generator_reproducible_and_distinct_seeds(device):
     a = gt.random.Generator.from_seed(42)
     b = gt.random.Generator.from_seed(42)
     c = gt.random.Generator.from_seed(43)
@@ -622,7 +622,7 @@ def test_generator_reproducible_and_distinct_seeds():
     assert not np.array_equal(a.normal([5]).numpy(), a.normal([5]).numpy())  # state advances
 
 
-def test_generator_distributions_and_dtypes():
+def test_generator_distributions_and_dtypes(device):
     g = gt.random.Generator.from_seed(0)
     x = g.normal([20000], mean=2.0, stddev=3.0).numpy()
     assert x.dtype == np.float32
@@ -647,7 +647,7 @@ def test_generator_distributions_and_dtypes():
         g.normal([-1])
 
 
-def test_permutation_shuffle_split_make_seeds():
+def test_permutation_shuffle_split_make_seeds(device):
     g = gt.random.Generator.from_seed(5)
     perm = g.permutation(10).numpy()
     assert sorted(perm.tolist()) == list(range(10))
@@ -665,7 +665,7 @@ def test_permutation_shuffle_split_make_seeds():
     assert seeds.shape == (2, 4) and seeds.dtype == gt.int64
     np.testing.assert_array_equal(seeds.numpy(),
                                   gt.random.Generator.from_seed(3).make_seeds(4).numpy())
-    assert g.device == gt.get_device("cpu") or g.device is not None
+    assert g.device is device
 
 
 def test_module_functions_follow_global_and_op_seeds():
@@ -686,6 +686,40 @@ def test_module_functions_follow_global_and_op_seeds():
     np.testing.assert_array_equal(np.sort(gt.random.shuffle(x, seed=3).numpy()), np.arange(5))
     with pytest.raises(TypeError, match=r"set_seed: seed must be an integer"):
         gt.random.set_seed("abc")
+
+
+def test_device_generators_draw_without_waiting_for_the_device():
+    """Philox on a device: the stream position is read and advanced on the device, so no
+    draw makes the host wait or uploads anything (what a captured step needs)."""
+    dev = gt.get_device("strict:0")
+    with gt.device(dev):
+        g = gt.random.Generator.from_seed(7)
+        assert g.algorithm == "philox"
+        dev.reset_counters()
+        g.normal([100]), g.uniform([33], dtype=gt.float64), g.truncated_normal([10])
+        g.uniform([9], minval=0, maxval=5, dtype=gt.int32), g.permutation(6)
+        gt.nn.dropout(gt.ones([64]), 0.5, rng=g)
+        assert dev.sync_count == 0 and dev.transfer_count == 0
+
+
+def test_device_generator_stream_is_philox_4x32_10():
+    """Float32 draws are the top 24 bits of consecutive Philox words, float64 draws the top
+    53 bits of consecutive word pairs; each draw starts at a fresh block."""
+    from gradtape.backend import kernels as K
+    dev = gt.get_device("strict:0")
+    g = gt.random.Generator.from_seed(11, device=dev)
+    key = g._rng.key
+    blocks = np.arange(3, dtype=np.uint64)
+    zero = np.zeros(3, np.uint64)
+    words = np.stack(K.reference_philox(np, blocks, zero, zero, zero, key), axis=1).reshape(-1)
+    np.testing.assert_array_equal(g.uniform([10]).numpy(),
+                                  (words[:10] >> np.uint64(8)).astype(np.float32) / 2 ** 24)
+    nxt = np.stack(K.reference_philox(np, np.array([3], np.uint64), np.zeros(1, np.uint64),
+                                      np.zeros(1, np.uint64), np.zeros(1, np.uint64), key),
+                   axis=1).reshape(-1)
+    want = ((nxt[0] >> np.uint64(5)).astype(np.float64) * 2.0 ** 26
+            + (nxt[1] >> np.uint64(6)).astype(np.float64)) / 2.0 ** 53
+    np.testing.assert_array_equal(g.uniform([1], dtype=gt.float64).numpy(), [want])
 
 
 def test_generator_places_arrays_on_its_device():

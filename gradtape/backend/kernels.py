@@ -25,6 +25,7 @@ __all__ = [
     "ACTIVATIONS", "bias_act_forward", "bias_act_backward", "log_softmax",
     "softmax_xent_sparse", "softmax_xent_dense", "layer_norm_forward", "layer_norm_backward",
     "sgd_momentum_update", "adam_update", "adamw_update", "embedding_backward",
+    "philox_uniform", "philox_bits", "philox_advance", "reference_philox",
     "reference_bias_act_forward", "reference_bias_act_backward", "reference_log_softmax",
     "reference_softmax_xent_sparse", "reference_softmax_xent_dense",
     "reference_layer_norm_forward", "reference_layer_norm_backward",
@@ -412,6 +413,98 @@ def reference_embedding_backward(xp, ids, grad, vocab_size):
     contrib = xp.where(valid[:, None], flat_grad, 0).astype(grad.dtype, copy=False)
     xp.add.at(out, safe, contrib)
     return out
+
+
+# --- counter-based random numbers (Philox4x32-10) --------------------------------------------
+
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+_U32 = 0xFFFFFFFF
+
+
+def reference_philox(xp, c0, c1, c2, c3, key):
+    """The four 32-bit words (uint64 arrays) of Philox4x32-10 of the counters ``c0..c3``
+    (arrays of uint64 holding 32-bit values) under ``key`` = (k0, k1) (Python ints)."""
+    mask = np.uint64(_U32)
+    shift = np.uint64(32)
+    m0, m1 = np.uint64(_PHILOX_M[0]), np.uint64(_PHILOX_M[1])
+    k0, k1 = int(key[0]) & _U32, int(key[1]) & _U32
+    for r in range(10):
+        if r:
+            k0 = (k0 + _PHILOX_W[0]) & _U32
+            k1 = (k1 + _PHILOX_W[1]) & _U32
+        p0 = c0 * m0                       # < 2^64: exact in uint64
+        p1 = c2 * m1
+        c0, c1, c2, c3 = ((p1 >> shift) ^ c1 ^ np.uint64(k0), p1 & mask,
+                          (p0 >> shift) ^ c3 ^ np.uint64(k1), p0 & mask)
+    return c0, c1, c2, c3
+
+
+def _philox_blocks(xp, offset, nblocks, key):
+    """The words of blocks ``offset .. offset + nblocks - 1`` (``offset`` a 0-d uint64
+    device array, read on the device)."""
+    blocks = offset + xp.arange(nblocks, dtype=np.uint64)
+    zero = xp.zeros(nblocks, dtype=np.uint64)
+    return reference_philox(xp, blocks & np.uint64(_U32), blocks >> np.uint64(32), zero, zero,
+                            key)
+
+
+def _philox_nblocks(n, dtype) -> int:
+    per = 4 if np.dtype(dtype) == np.float32 else 2
+    return (int(n) + per - 1) // per
+
+
+def philox_uniform(xp, offset, n, key, dtype):
+    """``n`` uniform floats in ``[0, 1)`` (float32: 24 random bits, float64: 53) from the
+    Philox stream of ``key`` at block ``offset`` (a 0-d uint64 device array, read on the
+    device; advance it with :func:`philox_advance`). One launch on CuPy arrays."""
+    dt = np.dtype(dtype)
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"philox_uniform: dtype must be float32 or float64, got {dt}")
+    n = int(n)
+    if is_cupy_array(offset):
+        out = xp.empty((n,), dtype=dt)
+        if n:
+            get_kernel("random.cu", f"philox_uniform_{_suffix(dt)}")(
+                (_grid(_philox_nblocks(n, dt)),), (_BLOCK,),
+                (out, np.int64(n), offset, np.uint32(key[0]), np.uint32(key[1])))
+        return out
+    w = _philox_blocks(xp, offset, _philox_nblocks(n, dt), key)
+    if dt == np.float32:
+        words = xp.stack(w, axis=1).reshape(-1)[:n]
+        return (words >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+    hi = xp.stack((w[0], w[2]), axis=1).reshape(-1)[:n] >> np.uint64(5)
+    lo = xp.stack((w[1], w[3]), axis=1).reshape(-1)[:n] >> np.uint64(6)
+    return (hi.astype(np.float64) * 67108864.0 + lo.astype(np.float64)) * (1.0 / 2.0 ** 53)
+
+
+def philox_bits(xp, offset, n, key):
+    """``n`` random uint64 values from the Philox stream of ``key`` at block ``offset`` (two
+    words a value, high first; as :func:`philox_uniform` in float64)."""
+    n = int(n)
+    if is_cupy_array(offset):
+        out = xp.empty((n,), dtype=np.uint64)
+        if n:
+            get_kernel("random.cu", "philox_bits_u64")(
+                (_grid(_philox_nblocks(n, np.float64)),), (_BLOCK,),
+                (out, np.int64(n), offset, np.uint32(key[0]), np.uint32(key[1])))
+        return out
+    w = _philox_blocks(xp, offset, _philox_nblocks(n, np.float64), key)
+    hi = xp.stack((w[0], w[2]), axis=1).reshape(-1)[:n]
+    lo = xp.stack((w[1], w[3]), axis=1).reshape(-1)[:n]
+    return (hi << np.uint64(32)) | lo
+
+
+def philox_advance(xp, offset, n, dtype):
+    """Move ``offset`` (in place, on the device) past the blocks a draw of ``n`` values of
+    ``dtype`` used (uint64 draws use float64's)."""
+    blocks = _philox_nblocks(n, dtype)
+    if not blocks:
+        return
+    if is_cupy_array(offset):
+        get_kernel("random.cu", "philox_advance")((1,), (1,), (offset, np.uint64(blocks)))
+    else:
+        offset += np.uint64(blocks)
 
 
 # --- kernels on CuPy arrays ------------------------------------------------------------------
