@@ -55,5 +55,5 @@ from . import layers, losses, optimizers, initializers, train, keras
 __all__ += ["layers", "losses", "optimizers", "initializers", "train", "keras"]
 
 # devices: step capture
-from .capture import capture
-__all__ += ["capture"]
+from .capture import CaptureError, capture
+__all__ += ["capture", "CaptureError"]
