@@ -11,7 +11,8 @@
 // gradtape/backend/kernels.py gives the same bits.
 #include "common.cuh"
 
-__device__ __forceinline__ void philox4x32_10(unsigned int c[4], unsigned int k0, unsigned int k1) {
+__device__ __forceinline__ void philox4x32_10(unsigned int c[4], unsigned int k0,
+                                              unsigned int k1) {
     for (int r = 0; r < 10; ++r) {
         if (r > 0) {
             k0 += 0x9E3779B9u;
@@ -36,52 +37,55 @@ __device__ __forceinline__ void philox_block(unsigned long long block, unsigned 
     philox4x32_10(w, k0, k1);
 }
 
-extern "C" {
+// value j of a block's four words: a float from one word (its top 24 bits / 2^24), a double
+// from a pair (the top 53 bits of words 2j, 2j+1 / 2^53), a 64-bit integer from a pair
+__device__ __forceinline__ void block_value(const unsigned int* w, int j, float* out) {
+    *out = float(w[j] >> 8) * (1.0f / 16777216.0f);
+}
 
-__global__ void philox_uniform_f32(float* out, gt_index n, const unsigned long long* offset,
-                                   unsigned int k0, unsigned int k1) {
+__device__ __forceinline__ void block_value(const unsigned int* w, int j, double* out) {
+    *out = (double(w[2 * j] >> 5) * 67108864.0 + double(w[2 * j + 1] >> 6)) *
+           (1.0 / 9007199254740992.0);
+}
+
+__device__ __forceinline__ void block_value(const unsigned int* w, int j,
+                                            unsigned long long* out) {
+    *out = ((unsigned long long)w[2 * j] << 32) | w[2 * j + 1];
+}
+
+// out[i] = value i % per of block *offset + i / per, per = 4 for 32-bit values, else 2
+template <typename T>
+__device__ void philox_values(T* out, gt_index n, const unsigned long long* offset,
+                              unsigned int k0, unsigned int k1) {
+    constexpr int per = sizeof(T) == 4 ? 4 : 2;
     const unsigned long long base = *offset;
-    const gt_index blocks = (n + 3) / 4;
+    const gt_index blocks = (n + per - 1) / per;
     GT_FOR_EACH(b, blocks) {
         unsigned int w[4];
         philox_block(base + (unsigned long long)b, k0, k1, w);
-        for (int j = 0; j < 4; ++j) {
-            const gt_index i = b * 4 + j;
-            if (i < n) out[i] = float(w[j] >> 8) * (1.0f / 16777216.0f);
+        for (int j = 0; j < per; ++j) {
+            const gt_index i = b * per + j;
+            if (i < n) block_value(w, j, out + i);
         }
     }
 }
 
+extern "C" {
+
+__global__ void philox_uniform_f32(float* out, gt_index n, const unsigned long long* offset,
+                                   unsigned int k0, unsigned int k1) {
+    philox_values<float>(out, n, offset, k0, k1);
+}
+
 __global__ void philox_uniform_f64(double* out, gt_index n, const unsigned long long* offset,
                                    unsigned int k0, unsigned int k1) {
-    const unsigned long long base = *offset;
-    const gt_index blocks = (n + 1) / 2;
-    GT_FOR_EACH(b, blocks) {
-        unsigned int w[4];
-        philox_block(base + (unsigned long long)b, k0, k1, w);
-        for (int j = 0; j < 2; ++j) {
-            const gt_index i = b * 2 + j;
-            if (i < n) {
-                out[i] = (double(w[2 * j] >> 5) * 67108864.0 + double(w[2 * j + 1] >> 6)) *
-                         (1.0 / 9007199254740992.0);
-            }
-        }
-    }
+    philox_values<double>(out, n, offset, k0, k1);
 }
 
 __global__ void philox_bits_u64(unsigned long long* out, gt_index n,
                                 const unsigned long long* offset, unsigned int k0,
                                 unsigned int k1) {
-    const unsigned long long base = *offset;
-    const gt_index blocks = (n + 1) / 2;
-    GT_FOR_EACH(b, blocks) {
-        unsigned int w[4];
-        philox_block(base + (unsigned long long)b, k0, k1, w);
-        for (int j = 0; j < 2; ++j) {
-            const gt_index i = b * 2 + j;
-            if (i < n) out[i] = ((unsigned long long)w[2 * j] << 32) | w[2 * j + 1];
-        }
-    }
+    philox_values<unsigned long long>(out, n, offset, k0, k1);
 }
 
 __global__ void philox_advance(unsigned long long* offset, unsigned long long blocks) {

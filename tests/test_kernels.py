@@ -303,6 +303,75 @@ def test_reference_philox_matches_the_known_answers(counter, key, want):
     assert tuple(int(w[0]) for w in got) == want
 
 
+# The integer-only kernels of random.cu, compiled as host C++ (the CUDA keywords and the
+# intrinsics common.cuh uses defined for one thread), run on the CPU against the reference.
+_HOST_CUDA = r"""
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ static
+struct gt_dim3 { unsigned int x; };
+static const gt_dim3 blockIdx = {0}, blockDim = {1}, gridDim = {1}, threadIdx = {0};
+static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+    return (unsigned int)(((unsigned long long)a * b) >> 32);
+}
+static inline void __syncthreads() {}
+template <typename T> static inline T __shfl_down_sync(unsigned, T v, int) { return v; }
+static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline double __longlong_as_double(long long i) {
+    double d; std::memcpy(&d, &i, 8); return d;
+}
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+"""
+
+_HOST_MAIN = r"""
+int main() {
+    const long long n = %(n)d;
+    unsigned long long off = %(offset)d;
+    static float f[n]; static double d[n]; static unsigned long long u[n];
+    philox_uniform_f32(f, n, &off, %(k0)du, %(k1)du);
+    philox_uniform_f64(d, n, &off, %(k0)du, %(k1)du);
+    philox_bits_u64(u, n, &off, %(k0)du, %(k1)du);
+    for (long long i = 0; i < n; ++i) printf("%%a %%a %%llu\n", (double)f[i], d[i], u[i]);
+    philox_advance(&off, 7ull);
+    printf("%%llu\n", off);
+    return 0;
+}
+"""
+
+
+def test_random_kernels_compiled_for_the_host_give_the_reference_bits(tmp_path):
+    import shutil
+    import subprocess
+    cxx = next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
+    if cxx is None:
+        pytest.skip("no C++ compiler to build the kernels for the host")
+    n, offset, key = 23, 5, (0x12345678, 0x9ABCDEF0)
+    src = tmp_path / "random_host.cpp"
+    src.write_text(_HOST_CUDA + K.kernel_source("random.cu")
+                   + _HOST_MAIN % {"n": n, "offset": offset, "k0": key[0], "k1": key[1]})
+    exe = tmp_path / "random_host"
+    build = subprocess.run([cxx, "-std=c++17", "-O1", "-o", str(exe), str(src)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    lines = subprocess.run([str(exe)], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    rows = [line.split() for line in lines[:n]]
+    f32 = np.array([float.fromhex(r[0]) for r in rows], np.float32)
+    f64 = np.array([float.fromhex(r[1]) for r in rows])
+    u64 = np.array([int(r[2]) for r in rows], np.uint64)
+    np.testing.assert_array_equal(f32, K.philox_uniform(np, np.uint64(offset), n, key,
+                                                        np.float32))
+    np.testing.assert_array_equal(f64, K.philox_uniform(np, np.uint64(offset), n, key,
+                                                        np.float64))
+    np.testing.assert_array_equal(u64, K.philox_bits(np, np.uint64(offset), n, key))
+    assert int(lines[n]) == offset + 7
+
+
 def test_kernel_functions_refuse_shapes_a_kernel_would_read_past():
     with pytest.raises(ValueError, match=r"embedding_backward: grad of shape \(4, 3\) does not "
                                          r"match ids of shape \(5,\)"):
