@@ -52,9 +52,9 @@ template <typename T> __device__ __forceinline__ T gt_activation(T z, int act) {
     switch (act) {
         case GT_ACT_RELU: return z > T(0) ? z : T(0);
         case GT_ACT_GELU: return T(0.5) * z * (T(1) + gt_erf(z * T(0.70710678118654752440)));
-        case GT_ACT_GELU_TANH: {
+        case GT_ACT_GELU_TANH: {     // 0.5 z (1 + tanh u) = z sigmoid(2u), without cancelling
             T u = T(0.79788456080286535588) * (z + T(0.044715) * z * z * z);
-            return T(0.5) * z * (T(1) + gt_tanh(u));
+            return z * gt_sigmoid(T(2) * u);
         }
         case GT_ACT_SILU: return z * gt_sigmoid(z);
         case GT_ACT_TANH: return gt_tanh(z);
@@ -75,8 +75,10 @@ template <typename T> __device__ __forceinline__ T gt_activation_grad(T z, int a
         case GT_ACT_GELU_TANH: {
             T u = T(0.79788456080286535588) * (z + T(0.044715) * z * z * z);
             T du = T(0.79788456080286535588) * (T(1) + T(3) * T(0.044715) * z * z);
-            T t = gt_tanh(u);
-            return T(0.5) * (T(1) + t) + T(0.5) * z * (T(1) - t * t) * du;
+            // 1 + tanh u = 2 sigmoid(2u), 1 - tanh^2 u = 4 sigmoid(2u) sigmoid(-2u): no
+            // cancellation where tanh u is near -1 (in float it is -1 for z below about -4)
+            T s = gt_sigmoid(T(2) * u), sn = gt_sigmoid(T(-2) * u);
+            return s * (T(1) + T(2) * z * sn * du);
         }
         case GT_ACT_SILU: {
             T s = gt_sigmoid(z);

@@ -23,6 +23,9 @@ import pytest
 import gradtape as gt
 from gradtape.backend import kernels as K
 
+import _host_cuda
+from conftest import gpu_or_skip
+
 ARCHES = ("sm_80", "sm_90")      # cubins, as CuPy's RawModule builds them for such GPUs
 
 
@@ -303,75 +306,6 @@ def test_reference_philox_matches_the_known_answers(counter, key, want):
     assert tuple(int(w[0]) for w in got) == want
 
 
-# The integer-only kernels of random.cu, compiled as host C++ (the CUDA keywords and the
-# intrinsics common.cuh uses defined for one thread), run on the CPU against the reference.
-_HOST_CUDA = r"""
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __global__
-#define __forceinline__ inline
-#define __shared__ static
-struct gt_dim3 { unsigned int x; };
-static const gt_dim3 blockIdx = {0}, blockDim = {1}, gridDim = {1}, threadIdx = {0};
-static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
-    return (unsigned int)(((unsigned long long)a * b) >> 32);
-}
-static inline void __syncthreads() {}
-template <typename T> static inline T __shfl_down_sync(unsigned, T v, int) { return v; }
-static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
-static inline double __longlong_as_double(long long i) {
-    double d; std::memcpy(&d, &i, 8); return d;
-}
-static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-"""
-
-_HOST_MAIN = r"""
-int main() {
-    const long long n = %(n)d;
-    unsigned long long off = %(offset)d;
-    static float f[n]; static double d[n]; static unsigned long long u[n];
-    philox_uniform_f32(f, n, &off, %(k0)du, %(k1)du);
-    philox_uniform_f64(d, n, &off, %(k0)du, %(k1)du);
-    philox_bits_u64(u, n, &off, %(k0)du, %(k1)du);
-    for (long long i = 0; i < n; ++i) printf("%%a %%a %%llu\n", (double)f[i], d[i], u[i]);
-    philox_advance(&off, 7ull);
-    printf("%%llu\n", off);
-    return 0;
-}
-"""
-
-
-def test_random_kernels_compiled_for_the_host_give_the_reference_bits(tmp_path):
-    import shutil
-    import subprocess
-    cxx = next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-    if cxx is None:
-        pytest.skip("no C++ compiler to build the kernels for the host")
-    n, offset, key = 23, 5, (0x12345678, 0x9ABCDEF0)
-    src = tmp_path / "random_host.cpp"
-    src.write_text(_HOST_CUDA + K.kernel_source("random.cu")
-                   + _HOST_MAIN % {"n": n, "offset": offset, "k0": key[0], "k1": key[1]})
-    exe = tmp_path / "random_host"
-    build = subprocess.run([cxx, "-std=c++17", "-O1", "-o", str(exe), str(src)],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
-    lines = subprocess.run([str(exe)], capture_output=True, text=True,
-                           check=True).stdout.split("\n")
-    rows = [line.split() for line in lines[:n]]
-    f32 = np.array([float.fromhex(r[0]) for r in rows], np.float32)
-    f64 = np.array([float.fromhex(r[1]) for r in rows])
-    u64 = np.array([int(r[2]) for r in rows], np.uint64)
-    np.testing.assert_array_equal(f32, K.philox_uniform(np, np.uint64(offset), n, key,
-                                                        np.float32))
-    np.testing.assert_array_equal(f64, K.philox_uniform(np, np.uint64(offset), n, key,
-                                                        np.float64))
-    np.testing.assert_array_equal(u64, K.philox_bits(np, np.uint64(offset), n, key))
-    assert int(lines[n]) == offset + 7
-
-
 def test_kernel_functions_refuse_shapes_a_kernel_would_read_past():
     with pytest.raises(ValueError, match=r"embedding_backward: grad of shape \(4, 3\) does not "
                                          r"match ids of shape \(5,\)"):
@@ -398,9 +332,51 @@ def test_fused_optimizer_updates_need_c_contiguous_device_parameters():
     assert float(dev.to_host(m).sum()) == 0.0
 
 
-# --- on a GPU: every kernel against its NumPy reference ------------------------------------------
+# --- every kernel against its NumPy reference: on a GPU, and built for the host -----------------
 
 DTYPES = [pytest.param(np.float32, id="f32"), pytest.param(np.float64, id="f64")]
+# the host build runs a thread per CUDA thread and the row kernels synchronise their block
+# many times a row: cases with more rows are left to the GPU
+_HOST_MAX_ROWS = 40
+
+
+class _KernelDevice:
+    """Where the kernels run: ``gpu`` (CuPy) or ``host`` (tests/_host_cuda.py)."""
+
+    def __init__(self, kind, xp):
+        self.kind = kind
+        self.xp = xp
+
+    def put(self, a):
+        a = np.asarray(a)
+        return self.xp.asarray(a) if self.kind == "gpu" else a.copy().view(_host_cuda.HostArray)
+
+    def get(self, a):
+        return a.get() if self.kind == "gpu" else np.asarray(a)
+
+    def ptr(self, a):
+        return a.data.ptr if self.kind == "gpu" else a.ctypes.data
+
+    def full(self, shape, value, dtype):
+        return self.put(np.full(shape, value, dtype))
+
+    def fits(self, shape):
+        rows = int(np.prod(shape[:-1]))
+        if self.kind == "host" and rows > _HOST_MAX_ROWS:
+            pytest.skip(f"{rows} rows: too many for the host build (checked on a GPU)")
+
+
+@pytest.fixture(params=[pytest.param("gpu", marks=pytest.mark.gpu), "host"])
+def kd(request, monkeypatch):
+    if request.param == "gpu":
+        dev = gpu_or_skip()
+        with gt.device(dev):
+            yield _KernelDevice("gpu", dev.xp)
+        return
+    if _host_cuda.compiler() is None:
+        pytest.skip("no C++ compiler to build the kernels for the host")
+    _host_cuda.on_host_kernels(monkeypatch)
+    yield _KernelDevice("host", np)
 
 
 def _tol(dtype):
@@ -409,125 +385,120 @@ def _tol(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("activation", list(K.ACTIVATIONS))
-def test_gpu_bias_act_matches_reference(gpu_device, activation, dtype):
-    cp = gpu_device.xp
+def test_bias_act_kernels_match_reference(kd, activation, dtype):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((37, 129)).astype(dtype) * 3
     b = rng.standard_normal(129).astype(dtype)
     g = rng.standard_normal((37, 129)).astype(dtype)
     for bias in (b, None):
-        db = cp.asarray(bias) if bias is not None else None
-        y = K.bias_act_forward(cp, cp.asarray(x), db, activation)
-        np.testing.assert_allclose(y.get(), K.reference_bias_act_forward(np, x, bias, activation),
+        db = kd.put(bias) if bias is not None else None
+        y = K.bias_act_forward(kd.xp, kd.put(x), db, activation)
+        np.testing.assert_allclose(kd.get(y), K.reference_bias_act_forward(np, x, bias, activation),
                                    **_tol(dtype))
-        dz = K.bias_act_backward(cp, cp.asarray(g), cp.asarray(x), db, activation)
-        np.testing.assert_allclose(dz.get(),
+        dz = K.bias_act_backward(kd.xp, kd.put(g), kd.put(x), db, activation)
+        np.testing.assert_allclose(kd.get(dz),
                                    K.reference_bias_act_backward(np, g, x, bias, activation),
                                    **_tol(dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(1, 1), (7, 3), (64, 1000), (3, 5000)])
-def test_gpu_softmax_kernels_match_reference(gpu_device, shape, dtype):
-    cp = gpu_device.xp
+def test_softmax_kernels_match_reference(kd, shape, dtype):
+    kd.fits(shape)
     rng = np.random.default_rng(4)
     x = (rng.standard_normal(shape) * 4).astype(dtype)
     labels = rng.integers(0, shape[1], shape[0])
     scale = rng.standard_normal(shape[0]).astype(dtype)
     dist = rng.uniform(0, 1, shape).astype(dtype)
     tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(K.log_softmax(cp, cp.asarray(x)).get(),
+    np.testing.assert_allclose(kd.get(K.log_softmax(kd.xp, kd.put(x))),
                                K.reference_log_softmax(np, x), **tol)
     for fn, ref, lab in ((K.softmax_xent_sparse, K.reference_softmax_xent_sparse, labels),
                          (K.softmax_xent_dense, K.reference_softmax_xent_dense, dist)):
-        loss, grad = fn(cp, cp.asarray(x), cp.asarray(lab), scale=cp.asarray(scale),
+        loss, grad = fn(kd.xp, kd.put(x), kd.put(lab), scale=kd.put(scale),
                         want_loss=True, want_grad=True)
         rl, rg = ref(np, x, lab, scale=scale, want_loss=True, want_grad=True)
-        np.testing.assert_allclose(loss.get(), rl, **tol)
-        np.testing.assert_allclose(grad.get(), rg, **tol)
-        only_loss, none = fn(cp, cp.asarray(x), cp.asarray(lab))
+        np.testing.assert_allclose(kd.get(loss), rl, **tol)
+        np.testing.assert_allclose(kd.get(grad), rg, **tol)
+        only_loss, none = fn(kd.xp, kd.put(x), kd.put(lab))
         assert none is None
-        np.testing.assert_allclose(only_loss.get(), rl, **tol)
+        np.testing.assert_allclose(kd.get(only_loss), rl, **tol)
 
 
-def test_gpu_sparse_cross_entropy_out_of_range_labels_give_nan(gpu_device):
-    cp = gpu_device.xp
-    loss, grad = K.softmax_xent_sparse(cp, cp.zeros((2, 3), cp.float32), cp.asarray([3, -1]),
-                                       want_grad=True)
-    assert np.isnan(loss.get()).all() and np.isnan(grad.get()).all()
+def test_sparse_cross_entropy_kernel_out_of_range_labels_give_nan(kd):
+    loss, grad = K.softmax_xent_sparse(kd.xp, kd.put(np.zeros((2, 3), np.float32)),
+                                       kd.put(np.array([3, -1])), want_grad=True)
+    assert np.isnan(kd.get(loss)).all() and np.isnan(kd.get(grad)).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(5, 1), (33, 96), (256, 1024), (2, 3, 300)])
-def test_gpu_layer_norm_matches_reference(gpu_device, shape, dtype):
-    cp = gpu_device.xp
+def test_layer_norm_kernels_match_reference(kd, shape, dtype):
+    kd.fits(shape)
     rng = np.random.default_rng(5)
     x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
     g = rng.standard_normal(shape).astype(dtype)
     gamma = rng.uniform(0.5, 1.5, shape[-1]).astype(dtype)
     beta = rng.standard_normal(shape[-1]).astype(dtype)
     tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-4)
-    y = K.layer_norm_forward(cp, cp.asarray(x), cp.asarray(gamma), cp.asarray(beta), 1e-3)
-    np.testing.assert_allclose(y.get(), K.reference_layer_norm_forward(np, x, gamma, beta, 1e-3),
-                               **tol)
-    got = K.layer_norm_backward(cp, cp.asarray(g), cp.asarray(x), cp.asarray(gamma), 1e-3)
+    y = K.layer_norm_forward(kd.xp, kd.put(x), kd.put(gamma), kd.put(beta), 1e-3)
+    np.testing.assert_allclose(kd.get(y),
+                               K.reference_layer_norm_forward(np, x, gamma, beta, 1e-3), **tol)
+    got = K.layer_norm_backward(kd.xp, kd.put(g), kd.put(x), kd.put(gamma), 1e-3)
     want = K.reference_layer_norm_backward(np, g, x, gamma, 1e-3)
     for a, b in zip(got, want):
-        np.testing.assert_allclose(a.get(), b, **tol)
+        np.testing.assert_allclose(kd.get(a), b, **tol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gpu_optimizer_kernels_update_in_place_like_the_reference(gpu_device, dtype):
-    cp = gpu_device.xp
+def test_optimizer_kernels_update_in_place_like_the_reference(kd, dtype):
     rng = np.random.default_rng(6)
     shape = (300, 7)
     p0, g = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
     tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-6)
     for nesterov in (False, True):
-        p, v = cp.asarray(p0), cp.full(shape, 0.25, dtype)
-        ptr_p, ptr_v = p.data.ptr, v.data.ptr
-        K.sgd_momentum_update(cp, p, cp.asarray(g), v, 0.1, 0.9, nesterov)
+        p, v = kd.put(p0), kd.full(shape, 0.25, dtype)
+        ptr_p, ptr_v = kd.ptr(p), kd.ptr(v)
+        K.sgd_momentum_update(kd.xp, p, kd.put(g), v, 0.1, 0.9, nesterov)
         rp, rv = p0.copy(), np.full(shape, 0.25, dtype)
         K.reference_sgd_momentum_update(np, rp, g, rv, 0.1, 0.9, nesterov)
-        assert (p.data.ptr, v.data.ptr) == (ptr_p, ptr_v)
-        np.testing.assert_allclose(p.get(), rp, **tol)
-        np.testing.assert_allclose(v.get(), rv, **tol)
-    for wd, lr, step in ((0.0, 0.01, 3), (0.05, cp.asarray(0.01, dtype), cp.asarray(3))):
-        p, m = cp.asarray(p0), cp.full(shape, 0.1, dtype)
-        v = cp.full(shape, 0.2, dtype)
-        K.adam_update(cp, p, cp.asarray(g), m, v, lr, step, weight_decay=wd)
+        assert (kd.ptr(p), kd.ptr(v)) == (ptr_p, ptr_v)
+        np.testing.assert_allclose(kd.get(p), rp, **tol)
+        np.testing.assert_allclose(kd.get(v), rv, **tol)
+    for wd, lr, step in ((0.0, 0.01, 3), (0.05, kd.put(np.asarray(0.01, dtype)),
+                                          kd.put(np.asarray(3)))):
+        p, m = kd.put(p0), kd.full(shape, 0.1, dtype)
+        v = kd.full(shape, 0.2, dtype)
+        K.adam_update(kd.xp, p, kd.put(g), m, v, lr, step, weight_decay=wd)
         rp, rm, rv = p0.copy(), np.full(shape, 0.1, dtype), np.full(shape, 0.2, dtype)
         K.reference_adam_update(np, rp, g, rm, rv, 0.01, 3, weight_decay=wd)
         for a, b in ((p, rp), (m, rm), (v, rv)):
-            np.testing.assert_allclose(a.get(), b, **tol)
+            np.testing.assert_allclose(kd.get(a), b, **tol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gpu_embedding_backward_matches_reference(gpu_device, dtype):
-    cp = gpu_device.xp
+def test_embedding_backward_kernel_matches_reference(kd, dtype):
     rng = np.random.default_rng(7)
     ids = rng.integers(0, 50, (64, 9))
     grad = rng.standard_normal((64, 9, 16)).astype(dtype)
-    out = K.embedding_backward(cp, cp.asarray(ids), cp.asarray(grad), 50)
-    np.testing.assert_allclose(out.get(), K.reference_embedding_backward(np, ids, grad, 50),
+    out = K.embedding_backward(kd.xp, kd.put(ids), kd.put(grad), 50)
+    np.testing.assert_allclose(kd.get(out), K.reference_embedding_backward(np, ids, grad, 50),
                                **(_tol(dtype) if dtype == np.float64
                                   else dict(rtol=1e-4, atol=1e-4)))
 
 
 @pytest.mark.parametrize("n", [1, 5, 4099])
-def test_gpu_philox_kernels_match_the_reference_bit_for_bit(gpu_device, n):
-    import cupy
+def test_philox_kernels_match_the_reference_bit_for_bit(kd, n):
     key = (0x12345678, 0x9ABCDEF0)
     for dtype in (np.float32, np.float64):
-        off = cupy.asarray(np.uint64(7))
+        off = kd.put(np.uint64(7))
         ref = K.philox_uniform(np, np.uint64(7), n, key, dtype)
-        got = K.philox_uniform(cupy, off, n, key, dtype)
-        np.testing.assert_array_equal(cupy.asnumpy(got), ref)
-        K.philox_advance(cupy, off, n, dtype)
+        np.testing.assert_array_equal(kd.get(K.philox_uniform(kd.xp, off, n, key, dtype)), ref)
+        K.philox_advance(kd.xp, off, n, dtype)
         per = 4 if dtype == np.float32 else 2
-        assert int(off) == 7 + (n + per - 1) // per
-    off = cupy.asarray(np.uint64(2))
-    np.testing.assert_array_equal(cupy.asnumpy(K.philox_bits(cupy, off, n, key)),
+        assert int(kd.get(off)) == 7 + (n + per - 1) // per
+    off = kd.put(np.uint64(2))
+    np.testing.assert_array_equal(kd.get(K.philox_bits(kd.xp, off, n, key)),
                                   K.philox_bits(np, np.uint64(2), n, key))
 
 

@@ -226,8 +226,8 @@ def _activation(xp, z, activation):
         return xp.maximum(z, 0)
     if activation == "gelu":
         return 0.5 * z * (1 + _erf(xp, z * _INV_SQRT_2))
-    if activation == "gelu_tanh":
-        return 0.5 * z * (1 + xp.tanh(_SQRT_2_OVER_PI * (z + 0.044715 * z * z * z)))
+    if activation == "gelu_tanh":      # 0.5 z (1 + tanh u) = z sigmoid(2u)
+        return z * _sigmoid(xp, 2 * (_SQRT_2_OVER_PI * (z + 0.044715 * z * z * z)))
     if activation == "silu":
         return z * _sigmoid(xp, z)
     if activation == "tanh":
@@ -246,9 +246,11 @@ def _activation_grad(xp, z, activation):
         cdf = 0.5 * (1 + _erf(xp, z * _INV_SQRT_2))
         return cdf + z * (_INV_SQRT_2PI * xp.exp(-0.5 * z * z))
     if activation == "gelu_tanh":
-        t = xp.tanh(_SQRT_2_OVER_PI * (z + 0.044715 * z * z * z))
+        # 1 + tanh u = 2 sigmoid(2u), 1 - tanh^2 u = 4 sigmoid(2u) sigmoid(-2u): no
+        # cancellation where tanh u rounds to -1
+        u = _SQRT_2_OVER_PI * (z + 0.044715 * z * z * z)
         du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * z * z)
-        return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * du
+        return _sigmoid(xp, 2 * u) * (1 + 2 * z * _sigmoid(xp, -2 * u) * du)
     if activation == "silu":
         s = _sigmoid(xp, z)
         return s * (1 + z * (1 - s))
