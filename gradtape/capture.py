@@ -70,6 +70,14 @@ _state = threading.local()
 _RECORDING = threading.Lock()
 
 
+def keep_alive(obj) -> None:
+    """Keep ``obj`` alive as long as the CUDA graph this thread is recording (device state a
+    graph reads or writes by address, such as a random generator's)."""
+    keep = getattr(_state, "keep", None)
+    if keep is not None:
+        keep.append(obj)
+
+
 def capturing() -> bool:
     """Whether this thread is running a step being captured (or, on the strict device, a
     step checked by the GPU's rules): host-side values would be frozen in the graph."""
@@ -215,7 +223,8 @@ class CapturedStep:
     def __call__(self, *args, **kwargs):
         flat, names = self._flatten(args, kwargs)
         device = self._device or _device_of(flat)
-        if device.kind not in ("strict", "gpu"):
+        if device.kind not in ("strict", "gpu") or capturing():
+            # (inside another step being captured, this one becomes part of that graph)
             self.calls += 1
             return self.fn(*args, **kwargs)
         # NumPy arguments become device tensors in every call (as tf.function converts
@@ -238,10 +247,13 @@ class CapturedStep:
             if self._pins is not None:
                 # as a replay does: Variables back in the buffers of the recorded call
                 _refresh_pins(self._pins, device.xp.copyto)
+        # what a failed capture leaves as it was: every Variable's buffer and values (fused
+        # optimizer updates write slots in place, which on a GPU would only be recorded)
+        saved = [(v, v._value, device.copy(v._value)) for v in live_variables()
+                 if v._device is device]
         syncs, uploads = device.sync_count, device.transfer_count
-        assigned = {}
         try:
-            with _track_assignments(assigned), _Capturing():
+            with _Capturing():
                 out = self.fn(*args, **kwargs)
             name = getattr(self.fn, "__name__", "step")
             if device.sync_count != syncs:
@@ -257,7 +269,9 @@ class CapturedStep:
                     "CUDA graph would replay them from a host buffer that is reused. Make such "
                     "constants outside the step or pass them as arguments")
         except BaseException:
-            _restore(assigned)
+            for var, buf, values in saved:
+                var._value = buf
+                device.xp.copyto(buf, values)
             raise
         if self._pins is None:
             self._pins = _pin_variables(device)
@@ -307,14 +321,15 @@ class CapturedStep:
             if alloc is not None:
                 alloc.keep = keep
             try:
+                _state.keep = keep
                 with stream, _track_assignments(assigned), _Capturing():
                     stream.begin_capture()
                     try:
                         out = self.fn(*call_args, **call_kwargs)
                         # a returned tensor sharing a buffer the write-back below overwrites
                         # (a read_value() of an updated Variable) is copied first
-                        olds = {id(old) for var, old in assigned.values()
-                                if var._value is not old}
+                        olds = [old for var, old in assigned.values()
+                                if var._value is not old]
                         out = _copy_outputs(device, out, only=olds)
                         write_back = []
                         for var, old in assigned.values():
@@ -333,6 +348,7 @@ class CapturedStep:
                         _restore(assigned)
                         raise _capture_failure(self.fn, device, exc) from exc
             finally:
+                _state.keep = None
                 if alloc is not None:
                     alloc.keep = None
             if device.sync_count != syncs:
@@ -392,15 +408,19 @@ def _on_device(device, args, kwargs, flat):
 
 
 def _copy_outputs(device, out, only=None):
-    """``out`` with its tensors copied (those whose buffer's id is in ``only``, if given)."""
+    """``out`` with its tensors copied (those sharing memory with a buffer in ``only``, if
+    given: the buffer itself, or a view of it)."""
     if out is None:
         return None
     flat = nest.flatten(out)
-    if not any(isinstance(o, Tensor) and (only is None or id(o._value) in only) for o in flat):
+    may_share = device.xp.may_share_memory
+
+    def wanted(o):
+        return isinstance(o, Tensor) and (only is None or any(
+            o._value is b or may_share(o._value, b) for b in only))
+    if not any(wanted(o) for o in flat):
         return out
-    fresh = [Tensor(device.copy(o._value), device)
-             if isinstance(o, Tensor) and (only is None or id(o._value) in only) else o
-             for o in flat]
+    fresh = [Tensor(device.copy(o._value), device) if wanted(o) else o for o in flat]
     if isinstance(out, Tensor):
         return fresh[0]
     return nest.pack_sequence_as(out, fresh)

@@ -135,10 +135,14 @@ class Generator:
             self._rng = other._rng.copy_to(self._device)
 
     def reset_from_seed(self, seed) -> None:
-        """Restart the generator from ``seed``."""
+        """Restart the generator from ``seed`` (on a device, in the same state buffer, so a
+        captured step that draws from it restarts too)."""
         with self._lock:
             self._seed_seq = np.random.SeedSequence(_seed_int(seed, "Generator.reset_from_seed"))
-            self._rng = self._make_rng(self._seed_seq)
+            if isinstance(self._rng, _PhiloxState):
+                self._rng.reseed(self._seed_seq.generate_state(2, np.uint32))
+            else:
+                self._rng = self._make_rng(self._seed_seq)
 
     @property
     def device(self) -> Device:
@@ -339,41 +343,60 @@ class Generator:
 
 
 class _PhiloxState:
-    """Philox4x32-10 on a device: a key fixed by the seed, and the stream position (in
-    blocks of four 32-bit words) as a 0-d uint64 device array that every draw reads and
-    advances on the device. Draws: ``random_sample``, ``standard_normal`` (Box-Muller),
-    ``randint`` (unbiased to 2^-64 per value), ``permutation`` (a sort of random keys)."""
+    """Philox4x32-10 on a device: its state ``[offset, k0, k1]`` (uint64) is a device array
+    that every draw reads and advances on the device, and that a reseed overwrites in place,
+    so a captured step (which records the state's address) sees both. Draws:
+    ``random_sample``, ``standard_normal`` (Box-Muller), ``randint`` (unbiased to 2^-64 per
+    value), ``permutation`` (a sort of random keys)."""
 
-    def __init__(self, device, key, offset=None):
+    def __init__(self, device, key, state=None):
+        from .backend import kernels as K
         self.device = device
         self.key = (int(key[0]), int(key[1]))
         with device.activate():
-            self.offset = (device.xp.zeros((), dtype=np.uint64) if offset is None
-                           else offset.copy())
+            self.state = K.philox_state(device.xp, self.key) if state is None else state
+
+    def reseed(self, key):
+        """Restart the stream of ``key`` in the same device buffer."""
+        from .backend import kernels as K
+        self.key = (int(key[0]), int(key[1]))
+        with self.device.activate():
+            self.device.xp.copyto(self.state, K.philox_state(self.device.xp, self.key))
 
     def copy_to(self, device):
-        if device is self.device:
-            return _PhiloxState(device, self.key, self.offset)
-        return _PhiloxState(device, self.key, device.from_other(self.offset, self.device))
+        with device.activate():
+            state = (self.state.copy() if device is self.device
+                     else device.from_other(self.state, self.device))
+        return _PhiloxState(device, self.key, state)
+
+    def _draw(self, fn, n, dtype):
+        from .backend import kernels as K
+        from .capture import capturing, keep_alive
+        xp = self.device.xp
+        if capturing():
+            keep_alive(self)                  # the graph reads and writes self.state
+        out = fn(xp, self.state, n, dtype) if fn is K.philox_uniform else fn(xp, self.state, n)
+        K.philox_advance(xp, self.state, n, dtype)
+        return out
 
     def random_sample(self, size, dtype=np.float64):
         from .backend import kernels as K
         size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
         n = int(np.prod(size, dtype=np.int64))
-        xp = self.device.xp
-        out = K.philox_uniform(xp, self.offset, n, self.key, dtype)
-        K.philox_advance(xp, self.offset, n, dtype)
-        return out.reshape(size)
+        return self._draw(K.philox_uniform, n, dtype).reshape(size)
 
     def standard_normal(self, size, dtype=np.float64):
         size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
         n = int(np.prod(size, dtype=np.int64))
         xp = self.device.xp
         dt = np.dtype(dtype)
-        u = self.random_sample((2 * n,), dt)
-        # Box-Muller on pairs; 1 - u is in (0, 1], so the logarithm is finite
-        r = xp.sqrt(dt.type(-2) * xp.log(dt.type(1) - u[:n]))
-        return (r * xp.cos(dt.type(2 * np.pi) * u[n:])).astype(dt, copy=False).reshape(size)
+        m = (n + 1) // 2
+        u = self.random_sample((2 * m,), dt)
+        # Box-Muller, both halves of each pair; 1 - u is in (0, 1], so the log is finite
+        r = xp.sqrt(dt.type(-2) * xp.log(dt.type(1) - u[:m]))
+        theta = dt.type(2 * np.pi) * u[m:]
+        z = xp.concatenate((r * xp.cos(theta), r * xp.sin(theta)))[:n]
+        return z.astype(dt, copy=False).reshape(size)
 
     def randint(self, low, high=None, size=None, dtype=np.int64):
         from .backend import kernels as K
@@ -382,12 +405,16 @@ class _PhiloxState:
         size = () if size is None else (tuple(size) if isinstance(size, (tuple, list))
                                          else (int(size),))
         n = int(np.prod(size, dtype=np.int64))
-        xp = self.device.xp
-        bits = K.philox_bits(xp, self.offset, n, self.key)
-        K.philox_advance(xp, self.offset, n, np.uint64)
-        span = np.uint64(int(high) - int(low))
-        out = (bits % span).astype(np.int64) + np.int64(low)
-        return out.astype(dtype, copy=False).reshape(size)
+        span = int(high) - int(low)
+        if not 0 < span <= 2 ** 64:
+            raise ValueError(f"randint: need low < high within 2**64, got low={low}, "
+                             f"high={high}")
+        bits = self._draw(K.philox_bits, n, np.uint64)
+        if span < 2 ** 64:
+            bits = bits % np.uint64(span)
+        # low + bits in uint64 (two's complement wraps to the right value for any low)
+        out = (bits + np.uint64(int(low) % 2 ** 64)).astype(dtype)
+        return out.reshape(size)
 
     def permutation(self, n):
         keys = self.random_sample((int(n),), np.float64)

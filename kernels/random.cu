@@ -1,8 +1,10 @@
 // Counter-based random numbers: Philox4x32-10 (Salmon, Moraes, Dror and Shaw, SC'11), as
 // in TensorFlow, JAX and cuRAND's device API. Block b of the stream of key (k0, k1) is the
-// cipher of the counter (low word of b, high word of b, 0, 0): four 32-bit words. A draw
-// reads its first block from device memory (*offset) and a launch after it advances that
-// offset on the device, so a draw recorded in a CUDA graph gives new numbers at every replay.
+// cipher of the counter (low word of b, high word of b, 0, 0): four 32-bit words. The state
+// lives in device memory, state = {offset, k0, k1} (64-bit words): a draw reads its first
+// block and its key there, and a launch after it advances the offset on the device, so a
+// draw recorded in a CUDA graph gives new numbers at every replay (and a reseed, written
+// into the same state, reaches the graph).
 //   uniform_f32:  element i = word i % 4 of block offset + i / 4, top 24 bits / 2^24
 //   uniform_f64:  element i = words 2 (i % 2), 2 (i % 2) + 1 of block offset + i / 2,
 //                 top 53 bits of the pair / 2^53
@@ -53,12 +55,12 @@ __device__ __forceinline__ void block_value(const unsigned int* w, int j,
     *out = ((unsigned long long)w[2 * j] << 32) | w[2 * j + 1];
 }
 
-// out[i] = value i % per of block *offset + i / per, per = 4 for 32-bit values, else 2
+// out[i] = value i % per of block state[0] + i / per, per = 4 for 32-bit values, else 2
 template <typename T>
-__device__ void philox_values(T* out, gt_index n, const unsigned long long* offset,
-                              unsigned int k0, unsigned int k1) {
+__device__ void philox_values(T* out, gt_index n, const unsigned long long* state) {
     constexpr int per = sizeof(T) == 4 ? 4 : 2;
-    const unsigned long long base = *offset;
+    const unsigned long long base = state[0];
+    const unsigned int k0 = (unsigned int)state[1], k1 = (unsigned int)state[2];
     const gt_index blocks = (n + per - 1) / per;
     GT_FOR_EACH(b, blocks) {
         unsigned int w[4];
@@ -72,24 +74,21 @@ __device__ void philox_values(T* out, gt_index n, const unsigned long long* offs
 
 extern "C" {
 
-__global__ void philox_uniform_f32(float* out, gt_index n, const unsigned long long* offset,
-                                   unsigned int k0, unsigned int k1) {
-    philox_values<float>(out, n, offset, k0, k1);
+__global__ void philox_uniform_f32(float* out, gt_index n, const unsigned long long* state) {
+    philox_values<float>(out, n, state);
 }
 
-__global__ void philox_uniform_f64(double* out, gt_index n, const unsigned long long* offset,
-                                   unsigned int k0, unsigned int k1) {
-    philox_values<double>(out, n, offset, k0, k1);
+__global__ void philox_uniform_f64(double* out, gt_index n, const unsigned long long* state) {
+    philox_values<double>(out, n, state);
 }
 
 __global__ void philox_bits_u64(unsigned long long* out, gt_index n,
-                                const unsigned long long* offset, unsigned int k0,
-                                unsigned int k1) {
-    philox_values<unsigned long long>(out, n, offset, k0, k1);
+                                const unsigned long long* state) {
+    philox_values<unsigned long long>(out, n, state);
 }
 
-__global__ void philox_advance(unsigned long long* offset, unsigned long long blocks) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) *offset += blocks;
+__global__ void philox_advance(unsigned long long* state, unsigned long long blocks) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) state[0] += blocks;
 }
 
 }  // extern "C"

@@ -969,3 +969,82 @@ def test_allocator_keeps_a_capturing_threads_blocks_and_frees_nothing_then():
         alloc(32)
     assert pool.freed == 0 and "retried" not in str(info.value)
     alloc.keep = None
+
+
+def test_captured_step_follows_a_generator_reseeded_between_replays(device):
+    """``reset_from_seed`` rewrites the generator's device state in place, so a step captured
+    earlier draws the reseeded stream."""
+    def run(captured):
+        g = gt.random.Generator.from_seed(3)
+        w = gt.Variable(np.ones(32, np.float32))
+
+        def step(x):
+            return gt.reduce_sum(gt.nn.dropout(w * x, 0.5, rng=g))
+        fn = capture(step) if captured else step
+        x = gt.constant(np.ones(32, np.float32))
+        out = [float(fn(x)) for _ in range(3)]
+        g.reset_from_seed(3)
+        return out + [float(fn(x)) for _ in range(2)]
+    got, want = run(True), run(False)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got[3:] == got[:2]
+
+
+def test_a_captured_step_called_inside_another_becomes_part_of_it(device):
+    params = _make_model()
+    inner = capture(_capturable_step(params))
+
+    def outer(x, y):
+        return inner(x, y) + inner(x, y)
+    step = capture(outer)
+    got = [float(step(gt.constant(_X), gt.constant(_Y))) for _ in range(3)]
+    params = _make_model()
+    eager = _capturable_step(params)
+    want = [float(eager(gt.constant(_X), gt.constant(_Y)))
+            + float(eager(gt.constant(_X), gt.constant(_Y))) for _ in range(3)]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_captured_step_returning_a_view_of_an_updated_variable(device):
+    """A returned view of a Variable the step assigns is copied out before the write-back:
+    each call's result keeps its own values."""
+    w = gt.Variable(np.arange(4, dtype=np.float32))
+
+    def step(x):
+        w.assign_add(x)
+        return w.read_value()[1:]
+    fn = capture(step)
+    outs = [fn(gt.constant(np.ones(4, np.float32))) for _ in range(4)]
+    for k, o in enumerate(outs):
+        np.testing.assert_array_equal(o.numpy(), np.arange(1, 4) + k + 1)
+    np.testing.assert_array_equal(w.numpy(), np.arange(4) + 4)
+
+
+def test_failed_checked_step_keeps_the_optimizer_slots():
+    """A fused Adam update writes its moments in place; a step refused on the strict device
+    leaves them, and the weights, as they were."""
+    with gt.device("strict:0"):
+        params = _make_model()
+        opt = gt.optimizers.Adam(0.01)
+        ps = [params[0], params[1], params[3], params[4]]
+
+        def step(x, y):
+            with gt.GradientTape() as tape:
+                logits = gt.matmul(gt.nn.relu(gt.matmul(x, params[0]) + params[1]),
+                                   params[3]) + params[4]
+                loss = gt.reduce_mean(
+                    gt.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+            opt.apply_gradients(zip(tape.gradient(loss, ps), ps))
+            if float(loss) > 1e9:
+                raise AssertionError("diverged")
+            return loss
+        captured = capture(step)
+        captured(gt.constant(_X), gt.constant(_Y))
+        slots = [v.numpy() for v in opt.variables]
+        weights = [p.numpy() for p in params]
+        with pytest.raises(CaptureError):
+            captured(gt.constant(_X), gt.constant(_Y))
+        for v, s in zip(opt.variables, slots):
+            np.testing.assert_array_equal(v.numpy(), s)
+        for p, b in zip(params, weights):
+            np.testing.assert_array_equal(p.numpy(), b)

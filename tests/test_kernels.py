@@ -490,16 +490,17 @@ def test_embedding_backward_kernel_matches_reference(kd, dtype):
 @pytest.mark.parametrize("n", [1, 5, 4099])
 def test_philox_kernels_match_the_reference_bit_for_bit(kd, n):
     key = (0x12345678, 0x9ABCDEF0)
+    start = (1 << 32) - 3                       # the block counter carries into its high word
     for dtype in (np.float32, np.float64):
-        off = kd.put(np.uint64(7))
-        ref = K.philox_uniform(np, np.uint64(7), n, key, dtype)
-        np.testing.assert_array_equal(kd.get(K.philox_uniform(kd.xp, off, n, key, dtype)), ref)
-        K.philox_advance(kd.xp, off, n, dtype)
+        state = kd.put(K.philox_state(np, key, start))
+        ref = K.philox_uniform(np, K.philox_state(np, key, start), n, dtype)
+        np.testing.assert_array_equal(kd.get(K.philox_uniform(kd.xp, state, n, dtype)), ref)
+        K.philox_advance(kd.xp, state, n, dtype)
         per = 4 if dtype == np.float32 else 2
-        assert int(kd.get(off)) == 7 + (n + per - 1) // per
-    off = kd.put(np.uint64(2))
-    np.testing.assert_array_equal(kd.get(K.philox_bits(kd.xp, off, n, key)),
-                                  K.philox_bits(np, np.uint64(2), n, key))
+        assert kd.get(state).tolist() == [start + (n + per - 1) // per, key[0], key[1]]
+    state = kd.put(K.philox_state(np, key, 2))
+    np.testing.assert_array_equal(kd.get(K.philox_bits(kd.xp, state, n)),
+                                  K.philox_bits(np, K.philox_state(np, key, 2), n))
 
 
 def test_gpu_kernel_compile_error_names_the_file(gpu_device, tmp_path, monkeypatch):

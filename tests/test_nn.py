@@ -812,3 +812,28 @@ def test_truncated_normal_and_its_initializers_do_not_wait_for_the_device(device
     np.testing.assert_array_equal(
         gt.random.Generator.from_seed(6).truncated_normal([20000], mean=1.0, stddev=0.5)
         .numpy(), v)
+
+
+@pytest.mark.parametrize("lo, hi, dtype", [(-5, 3, gt.int32), (-2 ** 40, 2 ** 40, gt.int64),
+                                           (7, 8, gt.int64), (-128, 127, gt.int8)])
+def test_device_generator_integers_cover_the_range_with_negative_bounds(lo, hi, dtype):
+    dev = gt.get_device("strict:0")
+    g = gt.random.Generator.from_seed(5, device=dev)
+    got = g.uniform([4000], minval=lo, maxval=hi, dtype=dtype).numpy()
+    assert got.dtype == gt.as_dtype(dtype).as_numpy_dtype
+    assert got.min() >= lo and got.max() < hi
+    if hi - lo <= 8:
+        assert set(got.tolist()) == set(range(lo, hi))
+    else:
+        assert got.min() < lo + (hi - lo) // 8 and got.max() > hi - (hi - lo) // 8
+
+
+def test_device_generator_reset_from_seed_restarts_its_stream_in_place():
+    dev = gt.get_device("strict:0")
+    g = gt.random.Generator.from_seed(9, device=dev)
+    state = g._rng.state
+    first = g.normal([5]).numpy()
+    assert not np.array_equal(g.normal([5]).numpy(), first)
+    g.reset_from_seed(9)
+    assert g._rng.state is state                 # the buffer a captured step recorded
+    np.testing.assert_array_equal(g.normal([5]).numpy(), first)

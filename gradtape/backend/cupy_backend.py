@@ -42,11 +42,22 @@ class CupyDevice(Device):
         return isinstance(value, self._cupy.ndarray)
 
     def asarray(self, value, dtype=None):
+        if isinstance(value, self._cupy.ndarray) and value.device.id != self.index:
+            out = self._peer_copy(value, value.device.id)
+            return out if dtype is None else out.astype(dtype, copy=False)
         with self.activate():
-            if isinstance(value, self._cupy.ndarray) and value.device.id != self.index:
-                out = value.copy()                 # a device-to-device (peer) copy
-                return out if dtype is None else out.astype(dtype, copy=False)
             return self._cupy.asarray(native_order(value), dtype=dtype)
+
+    def _peer_copy(self, array, source_index):
+        """``array`` of GPU ``source_index`` copied to this GPU, after the work queued on the
+        source's current stream (the copy runs on this GPU's stream, which would otherwise
+        not wait for it)."""
+        cuda = self._cupy.cuda
+        with cuda.Device(source_index):
+            done = cuda.get_current_stream().record()
+        with self.activate():
+            cuda.get_current_stream().wait_event(done)
+            return array.copy()
 
     def to_host(self, array) -> np.ndarray:
         self.sync_count += 1
@@ -56,8 +67,7 @@ class CupyDevice(Device):
 
     def from_other(self, array, source: Device):
         if isinstance(source, CupyDevice):
-            with self.activate():
-                return array.copy()
+            return self._peer_copy(array, source.index)
         return self.asarray(source.to_host(array))
 
     def copy(self, array):

@@ -25,7 +25,7 @@ __all__ = [
     "ACTIVATIONS", "bias_act_forward", "bias_act_backward", "log_softmax",
     "softmax_xent_sparse", "softmax_xent_dense", "layer_norm_forward", "layer_norm_backward",
     "sgd_momentum_update", "adam_update", "adamw_update", "embedding_backward",
-    "philox_uniform", "philox_bits", "philox_advance", "reference_philox",
+    "philox_state", "philox_uniform", "philox_bits", "philox_advance", "reference_philox",
     "reference_bias_act_forward", "reference_bias_act_backward", "reference_log_softmax",
     "reference_softmax_xent_sparse", "reference_softmax_xent_dense",
     "reference_layer_norm_forward", "reference_layer_norm_backward",
@@ -426,29 +426,34 @@ _U32 = 0xFFFFFFFF
 
 def reference_philox(xp, c0, c1, c2, c3, key):
     """The four 32-bit words (uint64 arrays) of Philox4x32-10 of the counters ``c0..c3``
-    (arrays of uint64 holding 32-bit values) under ``key`` = (k0, k1) (Python ints)."""
+    (arrays of uint64 holding 32-bit values) under ``key`` = (k0, k1): Python ints, or
+    uint64 0-d device arrays (read on the device)."""
     mask = np.uint64(_U32)
     shift = np.uint64(32)
     m0, m1 = np.uint64(_PHILOX_M[0]), np.uint64(_PHILOX_M[1])
-    k0, k1 = int(key[0]) & _U32, int(key[1]) & _U32
+    k0, k1 = (np.uint64(int(k) & _U32) if isinstance(k, int) else k & mask for k in key)
     for r in range(10):
         if r:
-            k0 = (k0 + _PHILOX_W[0]) & _U32
-            k1 = (k1 + _PHILOX_W[1]) & _U32
+            k0 = (k0 + np.uint64(_PHILOX_W[0])) & mask
+            k1 = (k1 + np.uint64(_PHILOX_W[1])) & mask
         p0 = c0 * m0                       # < 2^64: exact in uint64
         p1 = c2 * m1
-        c0, c1, c2, c3 = ((p1 >> shift) ^ c1 ^ np.uint64(k0), p1 & mask,
-                          (p0 >> shift) ^ c3 ^ np.uint64(k1), p0 & mask)
+        c0, c1, c2, c3 = ((p1 >> shift) ^ c1 ^ k0, p1 & mask,
+                          (p0 >> shift) ^ c3 ^ k1, p0 & mask)
     return c0, c1, c2, c3
 
 
-def _philox_blocks(xp, offset, nblocks, key):
-    """The words of blocks ``offset .. offset + nblocks - 1`` (``offset`` a 0-d uint64
-    device array, read on the device)."""
-    blocks = offset + xp.arange(nblocks, dtype=np.uint64)
+def philox_state(xp, key, offset=0):
+    """A generator state on a device: uint64 ``[offset, k0, k1]`` (what the kernels read)."""
+    return xp.asarray(np.array([offset, int(key[0]) & _U32, int(key[1]) & _U32], np.uint64))
+
+
+def _philox_blocks(xp, state, nblocks):
+    """The words of the blocks ``state[0] ..`` of the stream (all read on the device)."""
+    blocks = state[0] + xp.arange(nblocks, dtype=np.uint64)
     zero = xp.zeros(nblocks, dtype=np.uint64)
     return reference_philox(xp, blocks & np.uint64(_U32), blocks >> np.uint64(32), zero, zero,
-                            key)
+                            (state[1], state[2]))
 
 
 def _philox_nblocks(n, dtype) -> int:
@@ -456,22 +461,25 @@ def _philox_nblocks(n, dtype) -> int:
     return (int(n) + per - 1) // per
 
 
-def philox_uniform(xp, offset, n, key, dtype):
+def _philox_launch(xp, name, state, n, dtype):
+    out = xp.empty((n,), dtype=dtype)
+    if n:
+        get_kernel("random.cu", name)((_grid(_philox_nblocks(n, dtype)),), (_BLOCK,),
+                                      (out, np.int64(n), state))
+    return out
+
+
+def philox_uniform(xp, state, n, dtype):
     """``n`` uniform floats in ``[0, 1)`` (float32: 24 random bits, float64: 53) from the
-    Philox stream of ``key`` at block ``offset`` (a 0-d uint64 device array, read on the
-    device; advance it with :func:`philox_advance`). One launch on CuPy arrays."""
+    Philox ``state`` (see :func:`philox_state`; read on the device, advance it with
+    :func:`philox_advance`). One launch on CuPy arrays."""
     dt = np.dtype(dtype)
     if dt not in (np.float32, np.float64):
         raise TypeError(f"philox_uniform: dtype must be float32 or float64, got {dt}")
     n = int(n)
-    if is_cupy_array(offset):
-        out = xp.empty((n,), dtype=dt)
-        if n:
-            get_kernel("random.cu", f"philox_uniform_{_suffix(dt)}")(
-                (_grid(_philox_nblocks(n, dt)),), (_BLOCK,),
-                (out, np.int64(n), offset, np.uint32(key[0]), np.uint32(key[1])))
-        return out
-    w = _philox_blocks(xp, offset, _philox_nblocks(n, dt), key)
+    if is_cupy_array(state):
+        return _philox_launch(xp, f"philox_uniform_{_suffix(dt)}", state, n, dt)
+    w = _philox_blocks(xp, state, _philox_nblocks(n, dt))
     if dt == np.float32:
         words = xp.stack(w, axis=1).reshape(-1)[:n]
         return (words >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
@@ -480,33 +488,28 @@ def philox_uniform(xp, offset, n, key, dtype):
     return (hi.astype(np.float64) * 67108864.0 + lo.astype(np.float64)) * (1.0 / 2.0 ** 53)
 
 
-def philox_bits(xp, offset, n, key):
-    """``n`` random uint64 values from the Philox stream of ``key`` at block ``offset`` (two
-    words a value, high first; as :func:`philox_uniform` in float64)."""
+def philox_bits(xp, state, n):
+    """``n`` random uint64 values from the Philox ``state`` (two words a value, high first;
+    as :func:`philox_uniform` in float64)."""
     n = int(n)
-    if is_cupy_array(offset):
-        out = xp.empty((n,), dtype=np.uint64)
-        if n:
-            get_kernel("random.cu", "philox_bits_u64")(
-                (_grid(_philox_nblocks(n, np.float64)),), (_BLOCK,),
-                (out, np.int64(n), offset, np.uint32(key[0]), np.uint32(key[1])))
-        return out
-    w = _philox_blocks(xp, offset, _philox_nblocks(n, np.float64), key)
+    if is_cupy_array(state):
+        return _philox_launch(xp, "philox_bits_u64", state, n, np.uint64)
+    w = _philox_blocks(xp, state, _philox_nblocks(n, np.float64))
     hi = xp.stack((w[0], w[2]), axis=1).reshape(-1)[:n]
     lo = xp.stack((w[1], w[3]), axis=1).reshape(-1)[:n]
     return (hi << np.uint64(32)) | lo
 
 
-def philox_advance(xp, offset, n, dtype):
-    """Move ``offset`` (in place, on the device) past the blocks a draw of ``n`` values of
-    ``dtype`` used (uint64 draws use float64's)."""
+def philox_advance(xp, state, n, dtype):
+    """Move the Philox ``state`` (in place, on the device) past the blocks a draw of ``n``
+    values of ``dtype`` used (uint64 draws use float64's)."""
     blocks = _philox_nblocks(n, dtype)
     if not blocks:
         return
-    if is_cupy_array(offset):
-        get_kernel("random.cu", "philox_advance")((1,), (1,), (offset, np.uint64(blocks)))
+    if is_cupy_array(state):
+        get_kernel("random.cu", "philox_advance")((1,), (1,), (state, np.uint64(blocks)))
     else:
-        offset += np.uint64(blocks)
+        state[0:1] += np.uint64(blocks)
 
 
 # --- kernels on CuPy arrays ------------------------------------------------------------------

@@ -1102,12 +1102,15 @@ def _avg_counts(xp, geo, like):
     """1 / the number of input (non-padding) elements in each window, shaped ``[OH, OW, 1]``,
     of ``like``'s dtype on ``like``'s device. Made there (no upload from the host), once per
     geometry, dtype and device; read only. Not kept while a step is being captured: the
-    kernels that fill it would only run when the graph is launched."""
+    kernels that fill it would only run when the graph is launched (and one a graph reads
+    is kept alive with the graph)."""
+    from ..capture import capturing, keep_alive
     key = ("host" if xp is np else device_of(xp, like), like.dtype)
     found = geo.recip_counts.get(key)
     if found is not None:
+        if capturing():
+            keep_alive(found)       # a graph reading it outlives its place in the cache
         return found
-    from ..capture import capturing
     rows = xp.zeros(geo.oh)
     cols = xp.zeros(geo.ow)
     for r in geo.rows:
