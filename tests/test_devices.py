@@ -796,6 +796,29 @@ def test_gpu_capture_fails_loudly_on_a_host_sync(gpu_device):
         captured(gt.constant(_X), gt.constant(_Y))
 
 
+def test_gpu_capture_reuses_blocks_freed_within_the_step(gpu_device):
+    """Sixteen 1 MiB temporaries in a row: the recording holds a few blocks (the input copy,
+    two alternating temporaries, the output), not one per temporary."""
+    import cupy
+    x0 = gt.constant(np.ones((1024, 256), np.float32))
+    nbytes = 1024 * 256 * 4
+
+    def step(x):
+        for _ in range(16):
+            x = x * 1.01
+        return x
+    fn = capture(step)
+    fn(x0)                                             # warm-up, eager
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    out = fn(x0)                                       # the recording call
+    held = pool.used_bytes() - before
+    assert held <= 8 * nbytes, held / nbytes
+    again = fn(x0)                                     # a replay
+    np.testing.assert_allclose(out.numpy(), np.full((1024, 256), 1.01 ** 16), rtol=1e-5)
+    np.testing.assert_array_equal(again.numpy(), out.numpy())
+
+
 def test_gpu_capture_shape_change_names_the_input(gpu_device):
     params = _make_model()
     step = capture(_capturable_step(params))
@@ -904,7 +927,8 @@ class _FakePool:
             self.fail -= 1
             raise _FakeOOM(size)
         self.in_use += size
-        return types.SimpleNamespace(size=size, device_id=0)
+        self.next_ptr = getattr(self, "next_ptr", 1 << 20) + max(size, 512)
+        return types.SimpleNamespace(size=size, device_id=0, ptr=self.next_ptr)
 
     def used_bytes(self):
         self.walks += 1
@@ -959,16 +983,49 @@ def test_allocator_keeps_a_capturing_threads_blocks_and_frees_nothing_then():
     alloc = PoolAllocator(_fake_cupy(pool))
     keep = []
     alloc.keep = keep
-    alloc(8)
+    held = alloc(8)
     other = threading.Thread(target=lambda: alloc(16))     # another thread's blocks are its own
     other.start()
     other.join()
-    assert [m.size for m in keep] == [8]
+    assert [m.size for m in keep] == [512]        # CuPy's rounding
     pool.fail = 1
     with pytest.raises(DeviceOutOfMemoryError) as info:
         alloc(32)
     assert pool.freed == 0 and "retried" not in str(info.value)
+    assert held.mem.size == 8
     alloc.keep = None
+
+
+def test_allocator_reuses_blocks_freed_within_a_capture_and_keeps_them_all():
+    """Within one capture a dead array's block serves the next request of its rounded size
+    (the graph runs its kernels in recording order); every block stays kept for the graph,
+    and a block freed after the capture ends goes nowhere."""
+    pytest.importorskip("cupy")
+    from gradtape.backend.cupy_backend import PoolAllocator
+    pool = _FakePool()
+    alloc = PoolAllocator(_fake_cupy(pool))
+    keep = []
+    alloc.keep = keep
+    a = alloc(1000)
+    assert a.mem.size == 1000 and len(keep) == 1 and keep[0].size == 1024
+    first = a.ptr
+    del a
+    b = alloc(1024)                       # same rounded size: the freed block again
+    assert b.ptr == first and len(keep) == 1
+    c = alloc(700)                        # b is alive: a new block
+    d = alloc(3000)
+    assert len({b.ptr, c.ptr, d.ptr}) == 3 and len(keep) == 3
+    del c
+    e = alloc(513)                        # 1024 bytes: c's block
+    assert e.ptr == keep[1].ptr and pool.in_use == 1024 + 1024 + 3072
+    alloc.keep = None                     # capture over
+    del b, e
+    later = []
+    alloc.keep = later                    # the next capture starts with no spare blocks
+    f = alloc(1024)
+    assert f.ptr not in {blk.ptr for blk in keep} and len(later) == 1
+    alloc.keep = None
+    assert alloc(64).size == 64 and len(later) == 1     # outside a capture: the pool's own
 
 
 def test_captured_step_follows_a_generator_reseeded_between_replays(device):

@@ -144,8 +144,13 @@ class PoolAllocator:
       (while a step is being captured, nothing is freed: that would synchronise);
     * the peak of bytes in use per device, read at each allocation once ``track_peak`` is
       set (by ``reset_peak``: CuPy's ``used_bytes`` walks every block in use);
-    * ``keep``: while this thread captures a step into a CUDA graph, every allocation it
-      makes is kept alive here so no block the graph uses is handed out again.
+    * ``keep``: while this thread captures a step into a CUDA graph, every block it takes
+      from the pool is kept alive there, so no block the graph uses is handed out again.
+      Within the capture, a block whose arrays have all died is handed to a later request
+      of the same (rounded) size, as PyTorch's graph pools do: the capture records one
+      stream, so in the graph every later kernel runs after the block's earlier uses. A
+      captured step then holds about what its eager step peaks at, not the sum of its
+      temporaries.
     """
 
     def __init__(self, cupy):
@@ -162,17 +167,24 @@ class PoolAllocator:
 
     @keep.setter
     def keep(self, value):
+        arena = getattr(self._local, "arena", None)
+        if arena is not None:
+            arena.close()
         self._local.keep = value
+        self._local.arena = None if value is None else _CaptureArena(value)
 
     def __call__(self, size):
         pool = self._pool
-        try:
-            mem = pool.malloc(size)
-        except self._oom:
-            mem = self._retry(size)
-        keep = getattr(self._local, "keep", None)
-        if keep is not None:
-            keep.append(mem)
+        arena = getattr(self._local, "arena", None)
+        if arena is not None and size:
+            mem = arena.lend(size, self)
+        else:
+            try:
+                mem = pool.malloc(size)
+            except self._oom:
+                mem = self._retry(size)
+            if arena is not None:
+                arena.keep.append(mem)
         if self.track_peak:
             used = pool.used_bytes()
             dev = mem.device_id
@@ -212,6 +224,55 @@ class PoolAllocator:
             "or check gt.config.memory_info()")
 
 
+class _CaptureArena:
+    """The blocks of one capture: ``keep`` holds every block taken from the pool (for the
+    graph's lifetime); ``free`` the blocks, by rounded size, whose arrays died during the
+    capture. Arrays get a pointer whose owner returns its block here when they die."""
+
+    __slots__ = ("keep", "free", "open")
+
+    def __init__(self, keep):
+        self.keep = keep
+        self.free = {}
+        self.open = True
+
+    def close(self):
+        self.open = False
+        self.free = {}
+
+    def lend(self, size, alloc):
+        from cupy.cuda.memory import MemoryPointer, UnownedMemory
+        rounded = -(-size // _BLOCK_ROUND) * _BLOCK_ROUND
+        spare = self.free.get(rounded)
+        if spare:
+            block = spare.pop()
+        else:
+            pool = alloc._pool
+            try:
+                block = pool.malloc(rounded)
+            except alloc._oom:
+                raise alloc._error(rounded, pool.used_bytes(), pool.total_bytes(), "") from None
+            self.keep.append(block)
+        lease = _Lease(self, block, rounded)
+        return MemoryPointer(UnownedMemory(block.ptr, size, lease, block.device_id), 0)
+
+
+class _Lease:
+    """Owner of a block lent during a capture: returns it to the capture's free list when
+    the last array using it dies while the capture still runs."""
+
+    __slots__ = ("arena", "block", "size")
+
+    def __init__(self, arena, block, size):
+        self.arena, self.block, self.size = arena, block, size
+
+    def __del__(self):
+        arena = self.arena
+        if arena.open:
+            arena.free.setdefault(self.size, []).append(self.block)
+
+
+_BLOCK_ROUND = 512          # CuPy's pool rounds every request up to a multiple of 512 bytes
 _ALLOCATOR = None
 
 
