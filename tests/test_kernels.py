@@ -402,6 +402,28 @@ def test_bias_act_kernels_match_reference(kd, activation, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", K.FROM_OUTPUT)
+def test_activation_backward_from_the_output_matches_reference_and_input_form(kd, activation,
+                                                                              dtype):
+    rng = np.random.default_rng(4)
+    z = rng.standard_normal((37, 129)).astype(dtype) * 3
+    z[0, :3] = 0                                    # relu's kink: no gradient, as from z
+    g = rng.standard_normal((37, 129)).astype(dtype)
+    y = K.reference_bias_act_forward(np, z, None, activation)
+    got = kd.get(K.act_backward_from_output(kd.xp, kd.put(g), kd.put(y), activation))
+    np.testing.assert_allclose(got, K.reference_act_backward_from_output(np, g, y, activation),
+                               **_tol(dtype))
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else _tol(dtype)
+    np.testing.assert_allclose(got, K.reference_bias_act_backward(np, g, z, None, activation),
+                               **tol)
+
+
+def test_activation_backward_from_the_output_names_the_activations_it_has():
+    with pytest.raises(ValueError, match="'gelu' has no derivative in terms of its output"):
+        K.reference_act_backward_from_output(np, np.ones(2), np.ones(2), "gelu")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(1, 1), (7, 3), (64, 1000), (3, 5000)])
 def test_softmax_kernels_match_reference(kd, shape, dtype):
     kd.fits(shape)

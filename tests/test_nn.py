@@ -837,3 +837,32 @@ def test_device_generator_reset_from_seed_restarts_its_stream_in_place():
     g.reset_from_seed(9)
     assert g._rng.state is state                 # the buffer a captured step recorded
     np.testing.assert_array_equal(g.normal([5]).numpy(), first)
+
+
+@pytest.mark.parametrize("activation, keeps_input", [
+    ("relu", False), ("tanh", False), ("sigmoid", False), ("linear", False),
+    ("gelu", True), ("silu", True)])
+def test_fused_bias_act_keeps_its_output_on_the_tape_where_that_suffices(activation,
+                                                                         keeps_input):
+    """relu, tanh, sigmoid and linear differentiate through their output (which the next
+    layer keeps anyway), so the pre-activation is freed once the forward drops it."""
+    import weakref
+    from gradtape.ops import fused
+    rng = np.random.default_rng(0)
+    x = gt.constant(rng.standard_normal((4, 5)).astype(np.float32))
+    b = gt.Variable(rng.standard_normal(5).astype(np.float32))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        z = x * 2.0
+        alive = weakref.ref(z)
+        y = fused.fused_bias_act(z, b, activation)
+        del z
+        loss = gt.reduce_sum(y * y)
+    assert (alive() is not None) == keeps_input
+    gx, gb = tape.gradient(loss, [x, b])
+    from gradtape.backend import kernels as K
+    zz = x.numpy() * 2.0
+    yy = K.reference_bias_act_forward(np, zz, b.numpy(), activation)
+    dz = K.reference_bias_act_backward(np, 2 * yy, zz, b.numpy(), activation)
+    np.testing.assert_allclose(gx.numpy(), 2 * dz, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), dz.sum(0), rtol=1e-5, atol=1e-6)

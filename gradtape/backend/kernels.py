@@ -22,7 +22,8 @@ import numpy as np
 __all__ = [
     "KernelCompileError", "KernelNotFoundError", "kernel_dir", "kernel_files", "kernel_source",
     "NVRTC_OPTIONS", "CUPY_NVRTC_OPTIONS", "compile_options", "get_kernel", "is_cupy_array",
-    "ACTIVATIONS", "bias_act_forward", "bias_act_backward", "log_softmax",
+    "ACTIVATIONS", "FROM_OUTPUT", "bias_act_forward", "bias_act_backward",
+    "act_backward_from_output", "reference_act_backward_from_output", "log_softmax",
     "softmax_xent_sparse", "softmax_xent_dense", "layer_norm_forward", "layer_norm_backward",
     "sgd_momentum_update", "adam_update", "adamw_update", "embedding_backward",
     "philox_state", "philox_uniform", "philox_bits", "philox_advance", "reference_philox",
@@ -40,6 +41,8 @@ CUPY_NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")
 #: Activation names accepted by the fused kernels, and their codes in ``common.cuh``.
 ACTIVATIONS = {"linear": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4, "tanh": 5,
                "sigmoid": 6}
+#: Activations whose derivative is a function of the output (what their op saves).
+FROM_OUTPUT = ("linear", "relu", "tanh", "sigmoid")
 
 _BLOCK = 256
 _MAX_GRID = 65535
@@ -272,7 +275,28 @@ def reference_bias_act_forward(xp, x, b, activation):
 def reference_bias_act_backward(xp, g, x, b, activation):
     """``g * act'(x + b)``: the gradient of ``x`` (sum it over leading axes for ``b``)."""
     z = x + b if b is not None else x
+    if activation == "relu":        # (a boolean mask, not an activation-sized float array)
+        return (g * (z > 0)).astype(x.dtype, copy=False)
     return (g * _activation_grad(xp, z, activation)).astype(x.dtype, copy=False)
+
+
+def reference_act_backward_from_output(xp, g, y, activation):
+    """``g * act'(z)`` written with ``y = act(z)`` (activations in :data:`FROM_OUTPUT`)."""
+    # (written to allocate little besides the result: these run on activation-sized arrays)
+    if activation == "linear":
+        return (g * xp.ones_like(y)).astype(y.dtype, copy=False)
+    if activation == "relu":
+        return (g * (y > 0)).astype(y.dtype, copy=False)
+    if activation == "tanh":
+        d = y * y
+        d = 1 - d
+    elif activation == "sigmoid":
+        d = 1 - y
+        d *= y
+    else:
+        raise ValueError(f"act_backward_from_output: {activation!r} has no derivative in terms "
+                         f"of its output; use one of {', '.join(FROM_OUTPUT)}")
+    return (g * d).astype(y.dtype, copy=False)
 
 
 def _lse(xp, x):
@@ -685,6 +709,21 @@ def layer_norm_backward(xp, g, x, gamma, epsilon):
          np.int64(rows), np.int64(c), np.float64(epsilon)))
     ones = xp.ones((rows,), dtype=x.dtype)
     return dx, xp.matmul(ones, gxhat.reshape(rows, c)), xp.matmul(ones, g.reshape(rows, c))
+
+
+def act_backward_from_output(xp, g, y, activation):
+    """``g * act'(z)`` from ``y = act(z)`` (one launch on CuPy arrays)."""
+    code = _act_code(activation)
+    if activation not in FROM_OUTPUT or not _kernel_ok(y, g=g):
+        return reference_act_backward_from_output(xp, g, y, activation)
+    y = _contig(xp, y)
+    g = _contig(xp, xp.broadcast_to(g, y.shape))
+    dz = xp.empty_like(y)
+    n = y.size
+    if n:
+        get_kernel("activation.cu", f"act_backward_from_output_{_suffix(y.dtype)}")(
+            (_grid(n),), (_BLOCK,), (g, y, dz, np.int64(n), np.int32(code)))
+    return dz
 
 
 def _check_state(name, param, **buffers):

@@ -148,6 +148,38 @@ _bias_act_grad = defop("fused_bias_act_grad", _bias_act_grad_fwd, _bias_act_grad
                        save_output=False, broadcasts=True, batch_rule=False)
 
 
+# Activations whose derivative is a function of their output (linear, relu, tanh, sigmoid)
+# save the output instead of the input, as PyTorch's do: the next layer's matmul keeps that
+# output anyway, so a layer holds one activation-sized array on the tape instead of two.
+
+def _bias_act_out_vjp(ops, needs, g, ans, x=None, b=None, *, activation):
+    dz = ops.fused_act_grad_out(g, ans, activation=activation)
+    if b is None and len(needs) == 1:
+        return (dz,)
+    return (dz if needs[0] else None, dz if needs[1] else None)   # b: summed by the engine
+
+
+def _act_grad_out_fwd(xp, g, y, *, activation):
+    return K.act_backward_from_output(xp, g, y, activation)
+
+
+def _act_grad_out_vjp(ops, needs, v, ans, g, y, *, activation):
+    # P(g, y) = g * d(y): dP/dg = d(y); dP/dy = g * d'(y) with d' = 0 (linear, relu),
+    # -2y (tanh), 1 - 2y (sigmoid)
+    dg = ops.fused_act_grad_out(v, y, activation=activation) if needs[0] else None
+    dy = None
+    if needs[1] and activation in ("tanh", "sigmoid"):
+        slope = -2.0 * y if activation == "tanh" else 1.0 - 2.0 * y
+        dy = v * g * slope
+    return dg, dy
+
+
+_bias_act_out = defop("fused_bias_act_out", _bias_act_fwd, _bias_act_out_vjp,
+                      save_inputs=False, save_output=True, broadcasts=True, batch_rule=False)
+_act_grad_out = defop("fused_act_grad_out", _act_grad_out_fwd, _act_grad_out_vjp,
+                      save_output=False, batch_rule=False)
+
+
 def _float_tensor(x, opname):
     x = as_tensor(x, opname)
     if x._value.dtype.kind != "f":
@@ -177,14 +209,15 @@ def fused_bias_act(x, b=None, activation: str = "relu", name=None) -> Tensor:
         raise ValueError(f"fused_bias_act: unknown activation {activation!r}; use one of "
                          f"{', '.join(ACTIVATIONS)}")
     attrs = {"activation": activation}
+    op = _bias_act_out if activation in K.FROM_OUTPUT else _bias_act
     if b is None:
-        return apply(_bias_act, (x,), attrs)
+        return apply(op, (x,), attrs)
     b = _like("fused_bias_act", x, b, "the bias")
     c = x._value.shape[-1] if x._value.ndim else 1
     if b._value.ndim != 1 or b._value.shape[0] != c:
         raise ValueError(f"fused_bias_act: the bias must have shape ({c},) to match the last "
                          f"axis of x {tuple(x._value.shape)}, got {tuple(b._value.shape)}")
-    return apply(_bias_act, (x, b), attrs)
+    return apply(op, (x, b), attrs)
 
 
 # --- log-softmax ------------------------------------------------------------------------------

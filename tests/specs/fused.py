@@ -45,15 +45,27 @@ def _bias_act(activation):
 
 
 _COVERS_BIAS_ACT = ("fused_bias_act", "fused_bias_act_grad")
+# linear, relu, tanh and sigmoid save their output and differentiate through it
+_COVERS_BIAS_ACT_OUT = ("fused_bias_act_out", "fused_act_grad_out")
+
+
+def _covers(act):
+    return _COVERS_BIAS_ACT_OUT if act in ("linear", "relu", "tanh", "sigmoid") \
+        else _COVERS_BIAS_ACT
+
 
 SPECS = [
     Spec(f"fused_bias_act_{act}", _bias_act(act), [((3, 4), (4,)), ((2, 3, 5), (5,))],
-         ops=_COVERS_BIAS_ACT,
+         ops=_covers(act),
          domains=((_relu_safe, _small) if act == "relu" else (normal, normal)))
     for act in fused.ACTIVATIONS
 ] + [
     Spec("fused_bias_act_no_bias", lambda x: fused.fused_bias_act(x, None, "silu"),
          [((3, 4),), ((5,),)], ops=_COVERS_BIAS_ACT),
+    Spec("fused_bias_act_no_bias_tanh", lambda x: fused.fused_bias_act(x, None, "tanh"),
+         [((3, 4),), ((5,),)], ops=_COVERS_BIAS_ACT_OUT),
+    Spec("fused_bias_act_no_bias_sigmoid", lambda x: fused.fused_bias_act(x, None, "sigmoid"),
+         [((3, 4),), ((), )], ops=_COVERS_BIAS_ACT_OUT),
     Spec("fused_log_softmax", fused.fused_log_softmax, [((3, 4),), ((5,),), ((2, 3, 4),)],
          ops=("fused_log_softmax",)),
     Spec("fused_sparse_softmax_cross_entropy",
