@@ -33,7 +33,9 @@ It must not make the host wait for the GPU (``.numpy()``, ``float()``, ``bool()`
 device tensor, data-dependent shapes) nor copy host arrays to the device (``gt.constant``
 of a NumPy array inside the step: make such constants outside it, or pass them as
 arguments): CUDA refuses the first during capture, and the graph would replay the second
-from a host buffer that is reused. The capture then fails with :class:`CaptureError`, and
+from a host buffer that is reused. Single numbers (``gt.constant(0.5)``, ``x * 2.0``),
+``gt.range``, ``gt.eye``, ``gt.fill`` are made by kernels on the device and are fine; as
+Python numbers in a ``tf.function``, their values are fixed when the step is recorded. The capture then fails with :class:`CaptureError`, and
 the Variables keep the values they had before the call. Python side effects (appending to a list, host random
 numbers, a Python step counter) happen only while recording, not on replays; keep such
 state in Variables.

@@ -441,8 +441,28 @@ def set_seed(seed) -> None:
     s = _seed_int(seed, "set_seed")
     with _GLOBAL.lock:
         _GLOBAL.seed = s
-        _GLOBAL.generators = {}
-        _GLOBAL.op_generators = {}
+        # The generators made here restart in place, so a captured step drawing from one
+        # restarts too; one installed with set_global_generator is the caller's and is
+        # replaced by a fresh one, not reseeded.
+        kept = {}
+        for dev, g in _GLOBAL.generators.items():
+            if getattr(g, "_made_by_global", False):
+                g.reset_from_seed(_words(s, _GLOBAL_GENERATOR_WORD))
+                kept[dev] = g
+        _GLOBAL.generators = kept
+        for (dev, op_seed), g in _GLOBAL.op_generators.items():
+            g.reset_from_seed(_words(s, op_seed))
+
+
+_GLOBAL_GENERATOR_WORD = 0x9E3779B9      # the global generators' second seed word
+
+
+def _words(*parts):
+    """Seed words: ints and lists (or tuples) of ints, flattened in order."""
+    out = []
+    for p in parts:
+        out.extend(p if isinstance(p, (list, tuple)) else [p])
+    return out
 
 
 def get_global_generator(device=None) -> Generator:
@@ -451,8 +471,9 @@ def get_global_generator(device=None) -> Generator:
     with _GLOBAL.lock:
         g = _GLOBAL.generators.get(dev)
         if g is None:
-            seed = None if _GLOBAL.seed is None else [_GLOBAL.seed, 0x9E3779B9]
+            seed = None if _GLOBAL.seed is None else _words(_GLOBAL.seed, _GLOBAL_GENERATOR_WORD)
             g = _GLOBAL.generators[dev] = Generator(seed=seed, device=dev)
+            g._made_by_global = True
         return g
 
 
@@ -476,8 +497,7 @@ def _generator_for(seed, device=None) -> Generator:
         g = _GLOBAL.op_generators.get(key)
         if g is None:
             glob = _DEFAULT_GLOBAL_SEED if _GLOBAL.seed is None else _GLOBAL.seed
-            words = [glob] + (op_seed if isinstance(op_seed, list) else [op_seed])
-            g = _GLOBAL.op_generators[key] = Generator(seed=words, device=dev)
+            g = _GLOBAL.op_generators[key] = Generator(seed=_words(glob, op_seed), device=dev)
         return g
 
 

@@ -1105,3 +1105,62 @@ def test_failed_checked_step_keeps_the_optimizer_slots():
             np.testing.assert_array_equal(v.numpy(), s)
         for p, b in zip(params, weights):
             np.testing.assert_array_equal(p.numpy(), b)
+
+
+def test_set_seed_restarts_the_global_generators_a_captured_step_draws_from(device):
+    """set_seed reseeds the global generators in place: a captured step that draws from
+    them (dropout without its own generator) restarts as an eager step does; a generator
+    installed with set_global_generator is the caller's and keeps its stream."""
+    def run(captured):
+        gt.random.set_seed(5)
+        x = gt.constant(np.ones(64, np.float32))
+
+        def step(v):
+            return gt.reduce_sum(gt.nn.dropout(v, 0.5) * gt.range(64, dtype=gt.float32)) \
+                + gt.reduce_sum(gt.random.uniform([3], seed=7))
+        fn = capture(step) if captured else step
+        first = [float(fn(x)) for _ in range(3)]
+        gt.random.set_seed(5)
+        return first + [float(fn(x)) for _ in range(2)]
+    got, want = run(True), run(False)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got[3:] == got[:2] and len(set(got[:3])) == 3
+    mine = gt.random.Generator.from_seed(1)
+    gt.random.set_global_generator(mine)
+    a = mine.normal([4]).numpy()
+    gt.random.set_seed(5)
+    assert gt.random.get_global_generator() is not mine
+    b = mine.normal([4]).numpy()
+    fresh = gt.random.Generator.from_seed(1)
+    np.testing.assert_array_equal(a, fresh.normal([4]).numpy())
+    np.testing.assert_array_equal(b, fresh.normal([4]).numpy())     # its stream went on
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: gt.constant(0.5), lambda x: gt.constant(2, shape=[2, 3]),
+    lambda x: gt.fill([3, 2], 1.5), lambda x: gt.range(10), lambda x: gt.range(1, 4.5, 0.5),
+    lambda x: gt.range(10, 1, -3, dtype=gt.float64), lambda x: gt.eye(3, 4),
+    lambda x: gt.eye(2, batch_shape=[3]), lambda x: gt.linspace(0.0, 1.0, 7),
+    lambda x: gt.one_hot(gt.cast(x[:, 0], gt.int32), 4, on_value=2.0, off_value=-1.0),
+    lambda x: gt.pad(x, [[1, 2], [2, 1]], mode="REFLECT"),
+    lambda x: gt.pad(x, [[0, 1], [1, 1]], mode="SYMMETRIC"),
+    lambda x: x * np.float32(3), lambda x: gt.maximum(x, np.float32(0.5)),
+], ids=["constant", "constant_shape", "fill", "range", "range_float", "range_down", "eye",
+        "eye_batch", "linspace", "one_hot", "pad_reflect", "pad_symmetric", "np_scalar",
+        "np_scalar_operand"])
+def test_made_on_the_device_without_copying_from_the_host(make):
+    """Numbers and index ranges a step makes are made by kernels on the device (a fill takes
+    the number as an argument), so a captured step may make them; the values are the CPU's."""
+    rng = np.random.default_rng(0)
+    host = rng.uniform(0, 3, (3, 4)).astype(np.float32)
+    with gt.device("cpu"):
+        want = make(gt.constant(host))
+    dev = gt.get_device("strict:0")
+    with gt.device(dev):
+        x = gt.constant(host)
+        dev.reset_counters()
+        got = make(x)
+        assert (dev.transfer_count, dev.sync_count) == (0, 0)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -20,6 +20,23 @@ def native_order(arr):
     return arr
 
 
+def single_value(value, dtype=None):
+    """``(shape, scalar, dtype)`` when the host ``value`` holds exactly one number (a Python
+    or NumPy scalar, or a one-element array), else None. A device makes such a value with a
+    fill kernel that takes the number as an argument: no host-to-device copy, so it can be
+    recorded in a CUDA graph (with the number frozen, as a Python number in ``x * 2.0``)."""
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        host = np.asarray(value, dtype=dtype)
+    elif type(value) is np.ndarray and value.size == 1:
+        host = value if dtype is None else value.astype(dtype, copy=False)
+    else:
+        return None
+    if host.dtype.kind not in "biufc":
+        return None
+    host = native_order(host)
+    return host.shape, host.reshape(())[()], host.dtype
+
+
 class DeviceError(RuntimeError):
     """A device is unknown, unavailable, or two devices were mixed."""
 

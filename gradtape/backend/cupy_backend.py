@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 
-from .base import Device, DeviceError, native_order
+from .base import Device, DeviceError, native_order, single_value
 
 
 def load_cupy():
@@ -45,7 +45,10 @@ class CupyDevice(Device):
         if isinstance(value, self._cupy.ndarray) and value.device.id != self.index:
             out = self._peer_copy(value, value.device.id)
             return out if dtype is None else out.astype(dtype, copy=False)
+        one = None if isinstance(value, self._cupy.ndarray) else single_value(value, dtype)
         with self.activate():
+            if one is not None:
+                return self._cupy.full(*one)            # a fill kernel: no copy to wait on
             return self._cupy.asarray(native_order(value), dtype=dtype)
 
     def _peer_copy(self, array, source_index):

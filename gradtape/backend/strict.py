@@ -36,7 +36,7 @@ import types
 
 import numpy as np
 
-from .base import Device, DeviceError, native_order
+from .base import Device, DeviceError, native_order, single_value
 
 __all__ = ["StrictDevice", "StrictArray", "StrictNamespace", "HostLeakError"]
 
@@ -660,6 +660,10 @@ class StrictDevice(Device):
         if hasattr(value, "__cuda_array_interface__"):
             raise DeviceError(f"{self.name}: cannot place a GPU array here directly; copy it "
                               "to the host first")
+        one = single_value(value, dtype)
+        if one is not None:           # as the GPU: a fill kernel taking the number, no copy
+            shape, scalar, dt = one
+            return StrictArray(np.full(shape, scalar, dtype=dt), self)
         self.transfer_count += 1
         return StrictArray(native_order(np.array(value, dtype=dtype, copy=True)), self)
 

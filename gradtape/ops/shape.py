@@ -649,14 +649,17 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
         limit = n - 1 if mode == "REFLECT" else n
         if lo > limit or hi > limit:
             raise ValueError(f"pad: {mode} padding ({lo}, {hi}) too large for axis {ax} of size {n}")
-        src = np.arange(-lo, n + hi)
-        if mode == "REFLECT":
-            src = np.where(src < 0, -src, src)
-            src = np.where(src >= n, 2 * (n - 1) - src, src)
-        else:
-            src = np.where(src < 0, -src - 1, src)
-            src = np.where(src >= n, 2 * n - 1 - src, src)
-        out = _index(out, (slice(None),) * ax + (x._device.asarray(src),), "pad", check=())
+        dev = x._device
+        xp = dev.xp
+        with dev.activate():      # the source positions, computed on the device
+            src = xp.arange(-lo, n + hi, dtype=np.int64)
+            if mode == "REFLECT":
+                src = xp.where(src < 0, -src, src)
+                src = xp.where(src >= n, 2 * (n - 1) - src, src)
+            else:
+                src = xp.where(src < 0, -src - 1, src)
+                src = xp.where(src >= n, 2 * n - 1 - src, src)
+        out = _index(out, (slice(None),) * ax + (src,), "pad", check=())
     return out
 
 
@@ -680,7 +683,8 @@ def rank(input, name=None) -> Tensor:
 def _one_hot_fwd(xp, indices, depth, on, off, axis, dtype):
     idx = indices.astype(xp.int64)
     eye = (xp.arange(depth) == idx[..., None])
-    out = xp.where(eye, xp.asarray(on, dtype=dtype), xp.asarray(off, dtype=dtype))
+    # (0-d fills, not asarray: on a GPU that would copy the values from the host)
+    out = xp.where(eye, xp.full((), on, dtype=dtype), xp.full((), off, dtype=dtype))
     if axis != -1 and axis != out.ndim - 1:
         out = xp.moveaxis(out, -1, axis)
     return out
@@ -715,7 +719,10 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     else:
         dt = np_dtype(dtype)
     dev = current_device()
-    return Tensor(dev.asarray(np.arange(*vals).astype(dt)), dev)
+    if dev.host_visible:
+        return Tensor(np.arange(*vals).astype(dt), dev)
+    with dev.activate():          # made on the device (no upload), in NumPy's arithmetic
+        return Tensor(dev.xp.arange(*vals, dtype=np.result_type(*vals)).astype(dt), dev)
 
 
 def linspace(start, stop, num, name=None, axis=0) -> Tensor:
@@ -724,13 +731,20 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     e = stop.numpy() if isinstance(stop, Tensor) else stop
     dt = start._value.dtype if isinstance(start, Tensor) else np.float32
     dev = current_device()
+    if not dev.host_visible and np.ndim(s) == 0 and np.ndim(e) == 0:
+        with dev.activate():      # scalar ends: made on the device, no upload
+            return Tensor(dev.xp.linspace(float(s), float(e), int(num), dtype=np.float64)
+                          .astype(dt), dev)
     return Tensor(dev.asarray(np.linspace(s, e, int(num), axis=axis).astype(dt)), dev)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None) -> Tensor:
     dt = np_dtype(dtype) if dtype is not None else np.dtype(np.float32)
-    m = np.eye(int(num_rows), int(num_columns) if num_columns is not None else None, dtype=dt)
-    if batch_shape is not None:
-        m = np.broadcast_to(m, tuple(batch_shape) + m.shape).copy()
     dev = current_device()
-    return Tensor(dev.asarray(m), dev)
+    xp = dev.xp
+    with dev.activate():          # made on the device: no upload
+        m = xp.eye(int(num_rows), int(num_columns) if num_columns is not None else None,
+                   dtype=dt)
+        if batch_shape is not None:
+            m = xp.broadcast_to(m, tuple(int(b) for b in batch_shape) + m.shape).copy()
+    return Tensor(m, dev)
