@@ -505,6 +505,10 @@ def _abort_capture(stream):
 def _capture_failure(fn, device, exc):
     name = getattr(fn, "__name__", "step")
     text = f"{type(exc).__name__}: {exc}"
+    if "Unjoined" in text or "unjoined" in text:
+        return CaptureError(f"capture: {name} used another GPU or stream while being captured "
+                            f"on {device} ({text}); a captured step must run on one device: "
+                            "move tensors between GPUs outside it")
     if "apture" in text or "cudaErrorStreamCapture" in text or "synchron" in text:
         return CaptureError(f"capture: {name} synchronised with the host while being captured "
                             f"on {device} ({text}); remove .numpy(), float(), bool() and "

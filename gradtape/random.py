@@ -243,6 +243,10 @@ class Generator:
             hi = int(maxval.numpy() if isinstance(maxval, Tensor) else maxval)
             if hi <= lo:
                 raise ValueError(f"uniform: need minval < maxval, got minval={lo}, maxval={hi}")
+            info = np.iinfo(dt)
+            if lo < info.min or hi - 1 > info.max:
+                raise ValueError(f"uniform: [minval, maxval) = [{lo}, {hi}) does not fit "
+                                 f"{as_dtype(dt).name} ({info.min} to {info.max})")
             return Tensor(self._integers(shape, lo, hi, dt), dev)
         if dt.kind != "f":
             raise TypeError(f"uniform: dtype must be a floating or integer type, got "
@@ -346,8 +350,9 @@ class _PhiloxState:
     """Philox4x32-10 on a device: its state ``[offset, k0, k1]`` (uint64) is a device array
     that every draw reads and advances on the device, and that a reseed overwrites in place,
     so a captured step (which records the state's address) sees both. Draws:
-    ``random_sample``, ``standard_normal`` (Box-Muller), ``randint`` (unbiased to 2^-64 per
-    value), ``permutation`` (a sort of random keys)."""
+    ``random_sample``, ``standard_normal`` (Box-Muller), ``randint`` (64 random bits modulo
+    the span: each value's probability is off by at most span / 2^64 of itself),
+    ``permutation`` (a sort of random keys)."""
 
     def __init__(self, device, key, state=None):
         from .backend import kernels as K
@@ -409,6 +414,11 @@ class _PhiloxState:
         if not 0 < span <= 2 ** 64:
             raise ValueError(f"randint: need low < high within 2**64, got low={low}, "
                              f"high={high}")
+        info = np.iinfo(dtype)
+        if int(low) < info.min:
+            raise ValueError(f"low is out of bounds for {np.dtype(dtype).name}")
+        if int(high) - 1 > info.max:
+            raise ValueError(f"high is out of bounds for {np.dtype(dtype).name}")
         bits = self._draw(K.philox_bits, n, np.uint64)
         if span < 2 ** 64:
             bits = bits % np.uint64(span)

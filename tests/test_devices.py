@@ -949,6 +949,7 @@ def _fake_cupy(pool):
         cuda=_t.SimpleNamespace(
             memory=_t.SimpleNamespace(OutOfMemoryError=_FakeOOM),
             Device=lambda *a: _t.SimpleNamespace(id=0),
+            get_current_stream=lambda: _t.SimpleNamespace(ptr=0),
             runtime=_t.SimpleNamespace(memGetInfo=lambda: (1 << 20, 1 << 30))))
 
 
@@ -1002,9 +1003,14 @@ def test_allocator_reuses_blocks_freed_within_a_capture_and_keeps_them_all():
     and a block freed after the capture ends goes nowhere."""
     pytest.importorskip("cupy")
     from gradtape.backend.cupy_backend import PoolAllocator
+    import gc
+    import weakref
+
+    class Keep(list):
+        pass
     pool = _FakePool()
     alloc = PoolAllocator(_fake_cupy(pool))
-    keep = []
+    keep = Keep()
     alloc.keep = keep
     a = alloc(1000)
     assert a.mem.size == 1000 and len(keep) == 1 and keep[0].size == 1024
@@ -1019,11 +1025,16 @@ def test_allocator_reuses_blocks_freed_within_a_capture_and_keeps_them_all():
     e = alloc(513)                        # 1024 bytes: c's block
     assert e.ptr == keep[1].ptr and pool.in_use == 1024 + 1024 + 3072
     alloc.keep = None                     # capture over
+    old_ptrs = {blk.ptr for blk in keep}
+    step_blocks = weakref.ref(keep)
+    del keep                              # the step's list of blocks goes with the step,
+    gc.collect()                          # even while b and e (escaped arrays) live on
+    assert step_blocks() is None and b.mem.size == 1024 and e.mem.size == 513
     del b, e
     later = []
     alloc.keep = later                    # the next capture starts with no spare blocks
     f = alloc(1024)
-    assert f.ptr not in {blk.ptr for blk in keep} and len(later) == 1
+    assert f.ptr not in old_ptrs and len(later) == 1
     alloc.keep = None
     assert alloc(64).size == 64 and len(later) == 1     # outside a capture: the pool's own
 

@@ -866,3 +866,15 @@ def test_fused_bias_act_keeps_its_output_on_the_tape_where_that_suffices(activat
     dz = K.reference_bias_act_backward(np, 2 * yy, zz, b.numpy(), activation)
     np.testing.assert_allclose(gx.numpy(), 2 * dz, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gb.numpy(), dz.sum(0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("device_name", ["cpu", "strict:0"])
+@pytest.mark.parametrize("lo, hi", [(0, 300), (-200, 5), (0, 2 ** 40)])
+def test_integer_uniform_outside_its_dtype_names_the_range(device_name, lo, hi):
+    g = gt.random.Generator.from_seed(1, device=device_name)
+    dtype = gt.int32 if hi == 2 ** 40 else gt.int8
+    with pytest.raises(ValueError, match=r"uniform: \[minval, maxval\) = \[.*\) does not fit "
+                                         r"int(8|32) \("):
+        g.uniform([3], minval=lo, maxval=hi, dtype=dtype)
+    got = g.uniform([200], minval=-128, maxval=128, dtype=gt.int8).numpy()
+    assert got.min() >= -128 and got.max() <= 127 and got.dtype == np.int8

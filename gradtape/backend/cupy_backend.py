@@ -44,7 +44,10 @@ class CupyDevice(Device):
     def asarray(self, value, dtype=None):
         if isinstance(value, self._cupy.ndarray) and value.device.id != self.index:
             out = self._peer_copy(value, value.device.id)
-            return out if dtype is None else out.astype(dtype, copy=False)
+            if dtype is None:
+                return out
+            with self.activate():             # cast here, on this GPU's stream
+                return out.astype(dtype, copy=False)
         one = None if isinstance(value, self._cupy.ndarray) else single_value(value, dtype)
         with self.activate():
             if one is not None:
@@ -55,12 +58,22 @@ class CupyDevice(Device):
         """``array`` of GPU ``source_index`` copied to this GPU, after the work queued on the
         source's current stream (the copy runs on this GPU's stream, which would otherwise
         not wait for it)."""
-        cuda = self._cupy.cuda
+        cupy = self._cupy
+        cuda = cupy.cuda
         with cuda.Device(source_index):
-            done = cuda.get_current_stream().record()
+            # a strided source is made contiguous there first, before the event, so the
+            # copy reads finished data; the source stream then waits for the copy before
+            # it may reuse that memory
+            src = cupy.ascontiguousarray(array)
+            source_stream = cuda.get_current_stream()
+            done = source_stream.record()
         with self.activate():
-            cuda.get_current_stream().wait_event(done)
-            return array.copy()
+            stream = cuda.get_current_stream()
+            stream.wait_event(done)
+            out = src.copy()
+            copied = stream.record()
+        source_stream.wait_event(copied)
+        return out
 
     def to_host(self, array) -> np.ndarray:
         self.sync_count += 1
@@ -144,7 +157,8 @@ class PoolAllocator:
     * out-of-memory handling: a failed allocation frees the pool's cached blocks (and
       CuPy's pinned host pool), collects garbage and retries once, then raises
       :class:`DeviceOutOfMemoryError` naming the device, the request and the pool's usage
-      (while a step is being captured, nothing is freed: that would synchronise);
+      (while a step is being captured gradtape frees nothing more, as that would
+      synchronise: CuPy's own retry has already freed its cached blocks);
     * the peak of bytes in use per device, read at each allocation once ``track_peak`` is
       set (by ``reset_peak``: CuPy's ``used_bytes`` walks every block in use);
     * ``keep``: while this thread captures a step into a CUDA graph, every block it takes
@@ -232,21 +246,29 @@ class _CaptureArena:
     graph's lifetime); ``free`` the blocks, by rounded size, whose arrays died during the
     capture. Arrays get a pointer whose owner returns its block here when they die."""
 
-    __slots__ = ("keep", "free", "open")
+    __slots__ = ("keep", "free", "open", "_pointer", "_unowned")
 
     def __init__(self, keep):
+        from cupy.cuda.memory import MemoryPointer, UnownedMemory
         self.keep = keep
         self.free = {}
         self.open = True
+        self._pointer, self._unowned = MemoryPointer, UnownedMemory
 
     def close(self):
+        # (leases of arrays that outlive the capture hold their own block; the list of
+        # all blocks belongs to the captured step alone)
         self.open = False
         self.free = {}
+        self.keep = None
 
     def lend(self, size, alloc):
-        from cupy.cuda.memory import MemoryPointer, UnownedMemory
+        cuda = alloc._cupy.cuda
         rounded = -(-size // _BLOCK_ROUND) * _BLOCK_ROUND
-        spare = self.free.get(rounded)
+        # a block is reused only on the device and stream that last used it (a step that
+        # forks onto another stream gets fresh blocks there)
+        key = (cuda.Device().id, cuda.get_current_stream().ptr, rounded)
+        spare = self.free.get(key)
         if spare:
             block = spare.pop()
         else:
@@ -256,23 +278,23 @@ class _CaptureArena:
             except alloc._oom:
                 raise alloc._error(rounded, pool.used_bytes(), pool.total_bytes(), "") from None
             self.keep.append(block)
-        lease = _Lease(self, block, rounded)
-        return MemoryPointer(UnownedMemory(block.ptr, size, lease, block.device_id), 0)
+        lease = _Lease(self, block, key)
+        return self._pointer(self._unowned(block.ptr, size, lease, block.device_id), 0)
 
 
 class _Lease:
     """Owner of a block lent during a capture: returns it to the capture's free list when
     the last array using it dies while the capture still runs."""
 
-    __slots__ = ("arena", "block", "size")
+    __slots__ = ("arena", "block", "key")
 
-    def __init__(self, arena, block, size):
-        self.arena, self.block, self.size = arena, block, size
+    def __init__(self, arena, block, key):
+        self.arena, self.block, self.key = arena, block, key
 
     def __del__(self):
         arena = self.arena
         if arena.open:
-            arena.free.setdefault(self.size, []).append(self.block)
+            arena.free.setdefault(self.key, []).append(self.block)
 
 
 _BLOCK_ROUND = 512          # CuPy's pool rounds every request up to a multiple of 512 bytes
