@@ -7,6 +7,7 @@ from builtins import range as _brange
 import numpy as np
 
 from ..backend import current_device
+from ..backend import kernels as K
 from ..dtypes import np_dtype
 from ..registry import apply, apply1, defop
 from ..tensor import Tensor
@@ -320,13 +321,38 @@ def _getitem_vjp(ops, needs, g, ans, x, key, in_shape, advanced, valid=None):
                              valid=valid),)
 
 
+def _row_ids(key, ndim):
+    """The index array of a key that picks whole rows (``x[ids]``, ``x[ids, :, ...]``: what
+    gather on axis 0 and embedding_lookup make), else None."""
+    if not key or ndim < 1:
+        return None
+    ids = key[0]
+    if isinstance(ids, (int, slice, np.ndarray)) or ids is None or ids is Ellipsis or \
+            getattr(ids, "dtype", None) is None or ids.dtype.kind not in "iu":
+        return None
+    for k in key[1:]:
+        if not (k is Ellipsis or (isinstance(k, slice) and k == slice(None))):
+            return None
+    return ids
+
+
 def _getitem_grad_fwd(xp, g, key, shape, advanced, valid=None):
-    z = xp.zeros(shape, dtype=g.dtype)
     if advanced:
         if valid is not None:
             g = xp.where(valid, g, g.dtype.type(0))
+        ids = _row_ids(key, len(shape))
+        if ids is not None and K.is_cupy_array(ids) and K.is_cupy_array(g) and \
+                g.dtype.char in "fd" and tuple(g.shape) == tuple(ids.shape) + tuple(shape[1:]):
+            # whole rows (an embedding table's gradient): the scatter-add kernel
+            if ids.dtype.kind == "i":
+                ids = xp.where(ids < 0, ids + shape[0], ids)
+            dim = int(np.prod(shape[1:], dtype=np.int64))
+            rows = g.reshape(tuple(ids.shape) + (dim,))
+            return K.embedding_backward(xp, ids, rows, shape[0]).reshape(shape)
+        z = xp.zeros(shape, dtype=g.dtype)
         xp.add.at(z, key, g)
     else:
+        z = xp.zeros(shape, dtype=g.dtype)
         z[key] = g
     return z
 
