@@ -54,6 +54,7 @@ __all__ += ["gradients_function", "value_and_gradients_function", "implicit_grad
 from . import layers, losses, optimizers, initializers, train, keras
 __all__ += ["layers", "losses", "optimizers", "initializers", "train", "keras"]
 
-# devices: step capture
+# devices: step capture, DLPack exchange
 from .capture import CaptureError, capture
-__all__ += ["capture", "CaptureError"]
+from . import experimental
+__all__ += ["capture", "CaptureError", "experimental"]

@@ -109,6 +109,16 @@ class Tensor:
         a = np.asarray(self._device.to_host(self._value))
         return a.astype(dtype) if dtype is not None else a
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule of the tensor's buffer (``torch.from_dlpack(t)``,
+        ``cupy.from_dlpack(t)``, ``np.from_dlpack(t)``): no copy."""
+        from .experimental.dlpack import dlpack_of
+        return dlpack_of(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        from .experimental.dlpack import dlpack_device_of
+        return dlpack_device_of(self)
+
     def _host_scalar(self, what):
         if self._value.size != 1:
             raise TypeError(f"{what}() needs a one-element tensor, got shape {tuple(self._value.shape)}")
