@@ -68,6 +68,26 @@ def test_bad_input_is_named():
         np.from_dlpack(s)
 
 
+def test_scalars_read_only_views_variables_and_versioned_capsules():
+    c = gt.constant([1.0, 2.0, 4.0])
+    total = gt.reduce_sum(c)               # a NumPy scalar behind the tensor
+    assert np.from_dlpack(total).shape == () and float(np.from_dlpack(total)) == 7.0
+    assert dlpack.from_dlpack(dlpack.to_dlpack(c[1])).numpy() == 2.0
+    # a read-only broadcast view: the legacy capsule cannot say so, so it carries a copy
+    view = gt.broadcast_to(c, (2, 3))
+    back = dlpack.from_dlpack(dlpack.to_dlpack(view))
+    np.testing.assert_array_equal(back.numpy(), [[1, 2, 4], [1, 2, 4]])
+    assert not np.shares_memory(back._value, view._value)
+    assert np.shares_memory(np.from_dlpack(view), view._value)   # (versioned: shared)
+    v = gt.Variable([3.0, 5.0])
+    got = dlpack.from_dlpack(v)
+    assert type(got) is gt.Tensor and np.shares_memory(got._value, v._value)
+    versioned = np.arange(3.0).__dlpack__(max_version=(1, 0))
+    np.testing.assert_array_equal(dlpack.from_dlpack(versioned).numpy(), [0, 1, 2])
+    with pytest.raises(ValueError, match="already consumed"):
+        dlpack.from_dlpack(versioned)
+
+
 # --- GPU only -----------------------------------------------------------------------------------
 
 def test_cupy_exchanges_gpu_tensors_without_copying(gpu_device):

@@ -654,3 +654,26 @@ def test_row_gathers_differentiate_through_the_embedding_kernel(monkeypatch):
     expect = np.zeros_like(table)
     expect[1] = expect[3] = 3.0
     np.testing.assert_array_equal(got_oob, expect)
+
+
+@pytest.mark.skipif(_host_cuda.compiler() is None, reason="no C++ compiler for the host build")
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint8])
+def test_narrow_ids_of_a_long_table_take_the_embedding_kernel(monkeypatch, dtype):
+    """ids whose dtype cannot hold the table's row count: the ids are widened before
+    negative ones are counted from the end (x[ids] counts them so; gather does not)."""
+    ids = np.array([1, 3, -1, 3] if np.dtype(dtype).kind == "i" else [1, 3, 255, 3], dtype)
+    table = np.ones((40000, 2), np.float32)
+
+    def grad():
+        t = gt.Variable(table)
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_sum(t[gt.constant(ids)] * 2.0)
+        return tape.gradient(loss, t).numpy()
+    want = np.zeros_like(table)
+    np.add.at(want, ids.astype(np.int64), 2.0)
+    launches = []
+    _strict_kernels(monkeypatch, launches)
+    with gt.device("strict:0"):
+        got = grad()
+    assert "embedding_backward_f32" in launches
+    np.testing.assert_array_equal(got, want)

@@ -149,6 +149,18 @@ def test_values_against_numpy(dtype):
 def test_creation_ops():
     assert gt.range(5).numpy().tolist() == [0, 1, 2, 3, 4] and gt.range(5).dtype == gt.int32
     assert gt.range(1.0, 2.0, 0.5).dtype == gt.float32
+    # as TF: each argument's dtype, the widest of int32 < int64 < float16 < float32 < float64
+    assert gt.range(gt.constant(np.int64(4))).dtype == gt.int64
+    got = gt.range(0, 1, np.float32(0.25))
+    assert got.dtype == gt.float32 and got.numpy().tolist() == [0, 0.25, 0.5, 0.75]
+    assert gt.range(np.float64(2.0)).dtype == gt.float64
+    assert gt.range(5, 1, -2).numpy().tolist() == [5, 3]
+    with pytest.raises(TypeError, match="range: arguments must be .* got uint8"):
+        gt.range(np.uint8(3))
+    assert gt.linspace(np.float64(0.0), 1.0, 3).dtype == gt.float64
+    for name in ("cpu", "strict:0"):
+        with gt.device(name), pytest.raises(ValueError, match="linspace: axis 1 is out of range"):
+            gt.linspace(0.0, 1.0, 3, axis=1)
     np.testing.assert_allclose(gt.linspace(0.0, 1.0, 5).numpy(), [0, .25, .5, .75, 1])
     np.testing.assert_array_equal(gt.eye(2, 3).numpy(), np.eye(2, 3))
     assert gt.fill([2, 2], 7).numpy().tolist() == [[7, 7], [7, 7]]

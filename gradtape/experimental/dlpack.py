@@ -33,7 +33,10 @@ def _exportable(t: Tensor, opname: str):
     if dev.kind not in ("cpu", "gpu"):
         raise DeviceError(f"{opname}: tensors of {dev} cannot be shared through DLPack (the "
                           "strict test device keeps its arrays from the host); use .numpy()")
-    return t._value
+    value = t._value
+    if isinstance(value, np.generic):        # a reduction's NumPy scalar: a 0-d array
+        value = np.asarray(value)
+    return value
 
 
 def dlpack_of(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
@@ -41,16 +44,25 @@ def dlpack_of(t: Tensor, stream=None, max_version=None, dl_device=None, copy=Non
     value = _exportable(t, "__dlpack__")
     kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                 ("dl_device", dl_device), ("copy", copy)) if v is not None}
-    try:
+    if isinstance(value, np.ndarray):
+        if max_version is None and not value.flags.writeable:
+            # the legacy capsule cannot mark memory read-only (a broadcast view, an array
+            # NumPy lent read-only): such a tensor is exported as a copy
+            value = value.copy()
         return value.__dlpack__(**kwargs)
-    except TypeError:
-        if "max_version" not in kwargs:
-            raise
-        # a library without the versioned protocol: the legacy capsule
-        kwargs.pop("max_version")
-        kwargs.pop("dl_device", None)
-        kwargs.pop("copy", None)
-        return value.__dlpack__(**kwargs)
+    with t._device.activate():               # the stream handshake runs on the tensor's GPU
+        try:
+            return value.__dlpack__(**kwargs)
+        except TypeError:
+            if "max_version" not in kwargs:
+                raise
+            if "dl_device" in kwargs or "copy" in kwargs:
+                raise BufferError(f"__dlpack__: this CuPy version has no versioned DLPack "
+                                  f"protocol, so dl_device={dl_device!r} and copy={copy!r} "
+                                  "cannot be honoured") from None
+            # a library without the versioned protocol: the legacy capsule
+            kwargs.pop("max_version")
+            return value.__dlpack__(**kwargs)
 
 
 def dlpack_device_of(t: Tensor):
@@ -84,15 +96,21 @@ def _capsule_device(capsule):
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     name = get_name(capsule)
-    if name != b"dltensor":
-        used = " (already consumed)" if name == b"used_dltensor" else ""
+    if name not in (b"dltensor", b"dltensor_versioned"):
+        used = " (already consumed)" if name in (b"used_dltensor",
+                                                 b"used_dltensor_versioned") else ""
         raise ValueError(f"from_dlpack: expected an unconsumed DLPack capsule named "
-                         f"'dltensor', got {name!r}{used}")
+                         f"'dltensor' or 'dltensor_versioned', got {name!r}{used}")
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
                                                                   ctypes.c_char_p]
     ptr = get_pointer(capsule, name)
-    dev = (ctypes.c_int32 * 2).from_address(ptr + ctypes.sizeof(ctypes.c_void_p))
+    void_p = ctypes.sizeof(ctypes.c_void_p)
+    # DLManagedTensorVersioned: {DLPackVersion (2 x uint32), manager_ctx, deleter, uint64
+    # flags, DLTensor}; DLManagedTensor starts with its DLTensor. A DLTensor is the data
+    # pointer, then the device.
+    tensor = ptr + (8 + 2 * void_p + 8 if name == b"dltensor_versioned" else 0)
+    dev = (ctypes.c_int32 * 2).from_address(tensor + void_p)
     return int(dev[0]), int(dev[1])
 
 
@@ -101,7 +119,8 @@ def from_dlpack(dlcapsule) -> Tensor:
     ``__dlpack__``. Host memory gives a CPU tensor, CUDA memory a tensor of its GPU."""
     obj = dlcapsule
     if isinstance(obj, Tensor):
-        return obj
+        # (a Variable gives a tensor of its current buffer, as its other consumers do)
+        return obj if type(obj) is Tensor else Tensor(obj._value, obj._device)
     if type(obj).__name__ == "PyCapsule":
         obj = _Capsule(obj, _capsule_device(obj))
     elif not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):

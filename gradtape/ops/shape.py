@@ -345,6 +345,9 @@ def _getitem_grad_fwd(xp, g, key, shape, advanced, valid=None):
                 g.dtype.char in "fd" and tuple(g.shape) == tuple(ids.shape) + tuple(shape[1:]):
             # whole rows (an embedding table's gradient): the scatter-add kernel
             if ids.dtype.kind == "i":
+                # widened first: the row count may not fit the ids' dtype (int8 ids of a
+                # 200-row table)
+                ids = ids.astype(np.int64, copy=False)
                 ids = xp.where(ids < 0, ids + shape[0], ids)
             dim = int(np.prod(shape[1:], dtype=np.int64))
             rows = g.reshape(tuple(ids.shape) + (dim,))
@@ -737,11 +740,27 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     """``[start, limit)`` in steps of ``delta`` (dtype inferred from the arguments, as TF)."""
     if limit is None:
         start, limit = 0, start
-    vals = [v.numpy().item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    args = (start, limit, delta)
+    vals = [v.numpy().item() if isinstance(v, Tensor) else
+            v.item() if isinstance(v, (np.generic, np.ndarray)) else v for v in args]
     if vals[2] == 0:
         raise ValueError("range: delta must not be 0")
     if dtype is None:
-        dt = np.float32 if any(isinstance(v, float) for v in vals) else np.int32
+        # as TF: each argument's own dtype (a Python int is int32, a float float32), the
+        # widest of them in the order int32 < int64 < float16 < float32 < float64
+        order = ("int32", "int64", "float16", "float32", "float64")
+        kinds = []
+        for a in args:
+            d = getattr(a, "dtype", None)
+            if d is not None:
+                name = np.dtype(d).name
+                if name not in order:
+                    raise TypeError(f"range: arguments must be int32, int64, float16, float32 "
+                                    f"or float64 (or dtype= given), got {name}")
+                kinds.append(name)
+            else:
+                kinds.append("float32" if isinstance(a, float) else "int32")
+        dt = np.dtype(max(kinds, key=order.index))
     else:
         dt = np_dtype(dtype)
     dev = current_device()
@@ -755,8 +774,12 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
     s = start.numpy() if isinstance(start, Tensor) else start
     e = stop.numpy() if isinstance(stop, Tensor) else stop
-    dt = start._value.dtype if isinstance(start, Tensor) else np.float32
+    dt = start._value.dtype if isinstance(start, Tensor) else \
+        start.dtype if isinstance(start, np.generic) and start.dtype.kind == "f" else np.float32
     dev = current_device()
+    if np.ndim(s) == 0 and np.ndim(e) == 0 and axis not in (0, -1):
+        raise ValueError(f"linspace: axis {axis} is out of range for scalar start and stop "
+                         "(the result has one axis)")
     if not dev.host_visible and np.ndim(s) == 0 and np.ndim(e) == 0:
         with dev.activate():      # scalar ends: made on the device, no upload
             return Tensor(dev.xp.linspace(float(s), float(e), int(num), dtype=np.float64)
