@@ -101,7 +101,7 @@ FILES = K.kernel_files()
 
 def test_kernel_sources_are_found_and_complete():
     assert set(FILES) >= {"activation.cu", "softmax.cu", "layer_norm.cu", "optimizers.cu",
-                          "embedding.cu"}
+                          "embedding.cu", "random.cu", "window.cu"}
     for f in FILES:
         src = K.kernel_source(f)
         assert '#include "' not in src, f"{f}: a local include was not inlined"
@@ -677,3 +677,105 @@ def test_narrow_ids_of_a_long_table_take_the_embedding_kernel(monkeypatch, dtype
         got = grad()
     assert "embedding_backward_f32" in launches
     np.testing.assert_array_equal(got, want)
+
+
+def _window_case(x, w, conv, pool):
+    """conv2d then max_pool2d, the loss's gradients, and a second-order term through both."""
+    xv, wv = gt.Variable(x), gt.Variable(w)
+    with gt.GradientTape() as outer:
+        with gt.GradientTape() as inner:
+            y = gt.nn.conv2d(xv, wv, **conv)
+            z = gt.nn.max_pool2d(y, **pool)
+            loss = gt.reduce_sum(z * z)
+        gx, gw = inner.gradient(loss, [xv, wv])
+        penalty = gt.reduce_sum(gx * gx) + gt.reduce_sum(gw * gw)
+    hx, hw = outer.gradient(penalty, [xv, wv])
+    return [t.numpy() for t in (y, z, gx, gw, hx, hw)]
+
+
+@pytest.fixture(params=[pytest.param("gpu", marks=pytest.mark.gpu), "host"])
+def window_device(request, monkeypatch):
+    """(device, kernel names launched): gpu:0 with its kernels, or the strict device with
+    each launcher's GPU branch routed to the host-built kernels."""
+    launches = []
+    if request.param == "gpu":
+        dev = gpu_or_skip()
+        real = K.get_kernel
+
+        def recording(file, name):
+            launches.append(name)
+            return real(file, name)
+        monkeypatch.setattr(K, "get_kernel", recording)
+        return dev, launches
+    if _host_cuda.compiler() is None:
+        pytest.skip("no C++ compiler for the host build")
+    _strict_kernels(monkeypatch, launches)
+    return gt.get_device("strict:0"), launches
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [
+    # (x shape, filter shape, conv arguments, pool arguments)
+    ((2, 7, 6, 3), (3, 3, 3, 4), {"strides": 1, "padding": "SAME"},
+     {"ksize": 2, "strides": 2, "padding": "VALID"}),
+    ((2, 9, 8, 2), (3, 2, 2, 3), {"strides": [1, 2], "padding": "VALID", "dilations": 1},
+     {"ksize": 3, "strides": 1, "padding": "SAME"}),
+    ((1, 10, 9, 2), (2, 3, 2, 2), {"strides": 1, "padding": [[0, 0], [2, 1], [1, 2], [0, 0]],
+                                   "dilations": [2, 2]},
+     {"ksize": [1, 3, 2, 1], "strides": [1, 2, 1, 1], "padding": "SAME"}),
+    # one image whose patches exceed the block budget: row bands of one image
+    ((1, 48, 40, 8), (3, 3, 8, 1), {"strides": 1, "padding": "SAME"},
+     {"ksize": 3, "strides": 2, "padding": "SAME"}),
+], ids=["same-s1", "valid-s12-overlapping-pool", "explicit-pad-dilated", "row-bands"])
+def test_convolution_and_pooling_through_the_window_kernels_match_the_cpu(window_device, case,
+                                                                         dtype):
+    """conv2d (forward, input and filter gradients) and max_pool2d (forward, gradient, and
+    its derivative) on the strict device with window.cu's kernels give the CPU's numbers:
+    strides, dilations, explicit and SAME padding, overlapping pooling windows with tied
+    maxima (the first tap of a window takes its gradient), and row bands of one image."""
+    xs, ws, conv, pool = case
+    rng = np.random.default_rng(5)
+    if xs[1] == 9:        # small integers: many windows with tied maxima
+        x = rng.integers(-2, 3, xs).astype(dtype)
+        w = rng.integers(-1, 2, ws).astype(dtype)
+    else:
+        x = rng.standard_normal(xs).astype(dtype)
+        w = (rng.standard_normal(ws) * 0.5).astype(dtype)
+    with gt.device("cpu"):
+        want = _window_case(x, w, conv, pool)
+    dev, launches = window_device
+    with gt.device(dev):
+        got = _window_case(x, w, conv, pool)
+    suffix = "f32" if dtype == np.float32 else "f64"
+    for name in ("im2col", "col2im_add", "max_pool", "max_pool_grad", "max_pool_gather"):
+        assert f"{name}_{suffix}" in launches, (name, sorted(set(launches)))
+    # (the same patches and sums as the CPU; on a GPU cuBLAS orders the products' sums
+    # its own way)
+    rel = (2e-5 if dev.kind != "gpu" else 2e-4) if dtype == np.float32 else 1e-11
+    for label, g, wnt in zip(("conv", "pool", "dx", "dw", "d2x", "d2w"), got, want):
+        np.testing.assert_allclose(g, wnt, rtol=rel, atol=rel * float(np.abs(wnt).max()),
+                                   err_msg=label)
+
+
+def test_max_pool_kernels_follow_nan_and_ties_as_the_cpu(window_device):
+    """A NaN in a window wins the maximum and takes no gradient; of tied maxima the first tap
+    (row-major) takes the gradient; bit for bit the CPU's results."""
+    x = np.array([[1, 3, 3, 0], [3, 2, np.nan, 1], [0, 0, 5, 5], [0, 0, 5, 5]],
+                 np.float32).reshape(1, 4, 4, 1)
+    g = np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1)
+
+    def run():
+        xv = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xv)
+            y = gt.nn.max_pool2d(xv, 2, 1, "VALID")
+        return y.numpy(), tape.gradient(y, xv, output_gradients=gt.constant(g)).numpy()
+    with gt.device("cpu"):
+        want = run()
+    dev, launches = window_device
+    with gt.device(dev):
+        got = run()
+    assert {"max_pool_f32", "max_pool_grad_f32"} <= set(launches)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert np.isnan(got[0][0, 0, 1, 0]) and got[1][0, 0, 1, 0] == 1.0

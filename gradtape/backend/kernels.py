@@ -31,6 +31,8 @@ __all__ = [
     "reference_softmax_xent_sparse", "reference_softmax_xent_dense",
     "reference_layer_norm_forward", "reference_layer_norm_backward",
     "reference_sgd_momentum_update", "reference_adam_update", "reference_embedding_backward",
+    "window_arrays_ok", "window_im2col", "window_col2im_add", "window_max_pool",
+    "window_max_pool_grad", "window_max_pool_gather",
 ]
 
 #: Options every kernel file is compiled with (``RawModule`` adds the architecture).
@@ -829,3 +831,88 @@ def embedding_backward(xp, ids, grad, vocab_size):
             (flat_ids, flat_grad, out, np.int64(flat_ids.size), np.int64(dim),
              np.int64(vocab_size)))
     return out
+
+
+# --- window ops: convolution patches and max pooling (window.cu) -----------------------------
+# The launchers take the arguments of gradtape._speedups' host loops of the same names (NHWC
+# arrays, then the geometry); their references are the tap loops of gradtape.ops.nn, which the
+# CPU and the strict device run. Outputs must be C-contiguous; inputs are made so.
+
+def window_arrays_ok(*arrays) -> bool:
+    """Whether the window kernels take these: CuPy arrays of one dtype, float32 or float64."""
+    dt = arrays[0].dtype
+    return dt.char in "fd" and all(is_cupy_array(a) and a.dtype == dt for a in arrays)
+
+
+def _window_out(name, a):
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{name}: the output array must be C-contiguous")
+    return a
+
+
+def _i64(*values):
+    return tuple(np.int64(v) for v in values)
+
+
+def window_im2col(xp, x, p, n0, r0, sh, sw, dh, dw, pt, pl):
+    """Patches ``p[nb, rows, OW, KH, KW, C]`` of NHWC ``x`` for images ``[n0, n0 + nb)`` and
+    output rows ``[r0, r0 + rows)``, zeros in the padding (every element written)."""
+    nb, rows, ow, kh, kw, c = p.shape
+    _, h, w, _ = x.shape
+    _window_out("im2col", p)
+    if p.size:
+        get_kernel("window.cu", f"im2col_{_suffix(p.dtype)}")(
+            (_grid(p.size),), (_BLOCK,),
+            (_contig(xp, x), p) + _i64(n0, nb, r0, rows, h, w, c, ow, kh, kw, sh, sw, dh, dw,
+                                       pt, pl))
+
+
+def window_col2im_add(xp, dx, dp, n0, r0, sh, sw, dh, dw, pt, pl):
+    """``dx`` (NHWC) plus the patch gradients ``dp[nb, rows, OW, KH, KW, C]`` of images
+    ``[n0, n0 + nb)`` and output rows ``[r0, r0 + rows)``, in place."""
+    nb, rows, ow, kh, kw, c = dp.shape
+    _, h, w, _ = dx.shape
+    _window_out("col2im_add", dx)
+    ih0 = max(0, r0 * sh - pt)
+    ih1 = min(h, (r0 + rows - 1) * sh - pt + (kh - 1) * dh + 1)
+    n = nb * max(0, ih1 - ih0) * w * c
+    if n and dp.size:
+        get_kernel("window.cu", f"col2im_add_{_suffix(dx.dtype)}")(
+            (_grid(n),), (_BLOCK,),
+            (_contig(xp, dp), dx) + _i64(n0, nb, r0, rows, ih0, ih1 - ih0, h, w, c, ow, kh, kw,
+                                         sh, sw, dh, dw, pt, pl))
+
+
+def window_max_pool(xp, x, out, kh, kw, sh, sw, pt, pl):
+    """``out[N, OH, OW, C]``: the maximum of each window of NHWC ``x`` (a NaN wins)."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    _window_out("max_pool", out)
+    if out.size:
+        get_kernel("window.cu", f"max_pool_{_suffix(out.dtype)}")(
+            (_grid(out.size),), (_BLOCK,),
+            (_contig(xp, x), out) + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+
+
+def window_max_pool_grad(xp, g, x, y, dx, kh, kw, sh, sw, pt, pl):
+    """``dx`` (written whole): each window's gradient ``g`` at its first maximum."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = y.shape
+    _window_out("max_pool_grad", dx)
+    if dx.size:
+        get_kernel("window.cu", f"max_pool_grad_{_suffix(dx.dtype)}")(
+            (_grid(dx.size),), (_BLOCK,),
+            (_contig(xp, g), _contig(xp, x), _contig(xp, y), dx)
+            + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+
+
+def window_max_pool_gather(xp, v, x, y, out, kh, kw, sh, sw, pt, pl):
+    """``out`` (written whole): ``v`` at each window's first maximum."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = y.shape
+    _window_out("max_pool_gather", out)
+    if out.size:
+        get_kernel("window.cu", f"max_pool_gather_{_suffix(out.dtype)}")(
+            (_grid(out.size),), (_BLOCK,),
+            (_contig(xp, v), _contig(xp, x), _contig(xp, y), out)
+            + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))

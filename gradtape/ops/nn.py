@@ -15,6 +15,7 @@ import math as _pymath
 import numpy as np
 
 from ..backend import device_of
+from ..backend import kernels as K
 from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor, _speedups
 from ._util import as_tensor, device_array, dtype_name, normalize_axis, operand
@@ -746,6 +747,14 @@ def _im2col(xp, x, geo, kh, kw, n0, n1, r0, r1, buf=None):
             p = np.empty(shape, dtype=x.dtype)
         _speedups.im2col(x, p, n0, r0, *geo.c_args)
         return p
+    if K.window_arrays_ok(x):
+        # one kernel writes every patch element, padding zeros included
+        if buf is not None and buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
+            p = buf[:shape[0]]
+        else:
+            p = xp.empty(shape, dtype=x.dtype)
+        K.window_im2col(xp, x, p, n0, r0, *geo.c_args)
+        return p
     if buf is not None and buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
         p = buf[:shape[0]]
         if not geo.full and r1 - r0 != geo.oh:
@@ -765,11 +774,14 @@ def _rows(a, n0, n1, r0, r1, width):
     return a[n0:n1, r0:r1].reshape(-1, width)
 
 
-def _col2im_add(dx, dp, geo, n0, n1, r0, r1):
+def _col2im_add(xp, dx, dp, geo, n0, n1, r0, r1):
     """Add patch gradients ``dp`` (as from :func:`_im2col`) into NHWC ``dx``."""
     if _host_floats(dx, dp):
         # the same adds in the same order, in one C loop
         _speedups.col2im_add(dx, dp, n0, r0, *geo.c_args)
+        return
+    if K.window_arrays_ok(dx, dp):
+        K.window_col2im_add(xp, dx, dp, n0, r0, *geo.c_args)
         return
     for i, j, rout, cout, rin, cin in geo.taps(r0, r1):
         dx[n0:n1, rin, cin, :] += dp[:, rout, cout, i, j, :]
@@ -812,7 +824,8 @@ def _conv_bp_input_fwd(xp, g, w, input_shape, strides, dilations, pads):
         if buf is None or buf.shape[0] < rows:
             buf = xp.empty((rows, k), dtype=g.dtype)
         dp = xp.matmul(_rows(g, n0, n1, r0, r1, o), wmat_t, out=buf[:rows])
-        _col2im_add(dx, dp.reshape(n1 - n0, r1 - r0, geo.ow, kh, kw, c), geo, n0, n1, r0, r1)
+        _col2im_add(xp, dx, dp.reshape(n1 - n0, r1 - r0, geo.ow, kh, kw, c), geo, n0, n1,
+                    r0, r1)
     return dx
 
 
@@ -1032,6 +1045,10 @@ def _max_pool_fwd(xp, x, ksize, strides, pads):
         out = np.empty((n, geo.oh, geo.ow, c), dtype=x.dtype)
         _speedups.max_pool(x, out, ksize[0], ksize[1], *geo.c_args[:2], *geo.c_args[4:])
         return out
+    if K.window_arrays_ok(x):
+        out = xp.empty((n, geo.oh, geo.ow, c), dtype=x.dtype)
+        K.window_max_pool(xp, x, out, ksize[0], ksize[1], *geo.c_args[:2], *geo.c_args[4:])
+        return out
     out = xp.full((n, geo.oh, geo.ow, c), -xp.inf, dtype=x.dtype)
     for i, j, rout, cout, rin, cin in geo.taps():
         dst = out[:, rout, cout, :]
@@ -1052,6 +1069,11 @@ def _max_pool_taps(xp, x, y, geo):
 def _max_pool_grad_fwd(xp, g, x, y, ksize, strides, pads):
     # TF's MaxPoolGrad: each window's gradient goes to its first maximum (row-major order).
     geo = _pool_geo(x.shape, ksize, strides, pads)
+    if K.window_arrays_ok(g, x, y):
+        dx = xp.empty(x.shape, dtype=g.dtype)
+        K.window_max_pool_grad(xp, g, x, y, dx, ksize[0], ksize[1], *geo.c_args[:2],
+                               *geo.c_args[4:])
+        return dx
     dx = xp.zeros(x.shape, dtype=g.dtype)
     if xp is np and _host_floats(g, x, y):
         # the same operations in the same order, in one C loop
@@ -1065,6 +1087,11 @@ def _max_pool_grad_fwd(xp, g, x, y, ksize, strides, pads):
 
 def _max_pool_gather_fwd(xp, v, x, y, ksize, strides, pads):
     geo = _pool_geo(x.shape, ksize, strides, pads)
+    if K.window_arrays_ok(v, x, y):
+        out = xp.empty(y.shape, dtype=v.dtype)
+        K.window_max_pool_gather(xp, v, x, y, out, ksize[0], ksize[1], *geo.c_args[:2],
+                                 *geo.c_args[4:])
+        return out
     out = xp.zeros(y.shape, dtype=v.dtype)
     for sin, sout, hit in _max_pool_taps(xp, x, y, geo):
         out[sout] += v[sin] * hit
