@@ -18,7 +18,32 @@
 //                    g[window] * (this tap is the window's first maximum)
 //   max_pool_gather: out[window] = sum over its taps of v[tap] * (tap is the first maximum):
 //                    the derivative of max_pool_grad in g
+//   avg_pool:        out[window] = (sum of its taps inside x, in tap order) * (1 / their count)
+//   avg_pool_grad:   dx[n, ih, iw, c] = sum, over the windows holding it, in tap order, of
+//                    g[window] * (1 / the window's count), each product rounded first
 #include "common.cuh"
+
+// a product never fused into a following add (the host rounds it before adding)
+__device__ __forceinline__ float gt_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double gt_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
+// 1 / the number of taps of window (oh, ow) inside the input, computed in double (as the
+// host's float64 table) and rounded to T
+template <typename T>
+__device__ __forceinline__ T window_recip(gt_index oh, gt_index ow, gt_index H, gt_index W,
+                                          gt_index KH, gt_index KW, gt_index sh, gt_index sw,
+                                          gt_index pt, gt_index pl) {
+    gt_index rows = 0, cols = 0;
+    for (gt_index i = 0; i < KH; i++) {
+        const gt_index ih = oh * sh - pt + i;
+        rows += (ih >= 0 && ih < H);
+    }
+    for (gt_index j = 0; j < KW; j++) {
+        const gt_index iw = ow * sw - pl + j;
+        cols += (iw >= 0 && iw < W);
+    }
+    return (T)(1.0 / ((double)rows * (double)cols));
+}
 
 template <typename T>
 __device__ void im2col(const T* __restrict__ x, T* __restrict__ p, gt_index n0, gt_index nb,
@@ -197,6 +222,64 @@ __device__ void max_pool_gather(const T* __restrict__ v, const T* __restrict__ x
     }
 }
 
+template <typename T>
+__device__ void avg_pool(const T* __restrict__ x, T* __restrict__ out, gt_index N, gt_index H,
+                         gt_index W, gt_index C, gt_index OH, gt_index OW, gt_index KH,
+                         gt_index KW, gt_index sh, gt_index sw, gt_index pt, gt_index pl) {
+    GT_FOR_EACH(k, N * OH * OW * C) {
+        gt_index t = k;
+        const gt_index c = t % C;
+        t /= C;
+        const gt_index ow = t % OW;
+        t /= OW;
+        const gt_index oh = t % OH;
+        const gt_index n = t / OH;
+        T acc = T(0);
+        for (gt_index i = 0; i < KH; i++) {
+            const gt_index ih = oh * sh - pt + i;
+            if (ih < 0 || ih >= H) continue;
+            for (gt_index j = 0; j < KW; j++) {
+                const gt_index iw = ow * sw - pl + j;
+                if (iw < 0 || iw >= W) continue;
+                acc += x[((n * H + ih) * W + iw) * C + c];
+            }
+        }
+        out[k] = acc * window_recip<T>(oh, ow, H, W, KH, KW, sh, sw, pt, pl);
+    }
+}
+
+template <typename T>
+__device__ void avg_pool_grad(const T* __restrict__ g, T* __restrict__ dx, gt_index N,
+                              gt_index H, gt_index W, gt_index C, gt_index OH, gt_index OW,
+                              gt_index KH, gt_index KW, gt_index sh, gt_index sw, gt_index pt,
+                              gt_index pl) {
+    GT_FOR_EACH(k, N * H * W * C) {
+        gt_index t = k;
+        const gt_index c = t % C;
+        t /= C;
+        const gt_index iw = t % W;
+        t /= W;
+        const gt_index ih = t % H;
+        const gt_index n = t / H;
+        T acc = T(0);
+        for (gt_index i = 0; i < KH; i++) {
+            const gt_index a = ih + pt - i;               // oh * sh
+            if (a < 0 || a % sh != 0) continue;
+            const gt_index oh = a / sh;
+            if (oh >= OH) continue;
+            for (gt_index j = 0; j < KW; j++) {
+                const gt_index b = iw + pl - j;           // ow * sw
+                if (b < 0 || b % sw != 0) continue;
+                const gt_index ow = b / sw;
+                if (ow >= OW) continue;
+                const T r = window_recip<T>(oh, ow, H, W, KH, KW, sh, sw, pt, pl);
+                acc += gt_mul_rn(g[((n * OH + oh) * OW + ow) * C + c], r);
+            }
+        }
+        dx[k] = acc;
+    }
+}
+
 extern "C" {
 
 __global__ void im2col_f32(const float* x, float* p, gt_index n0, gt_index nb, gt_index r0,
@@ -235,6 +318,19 @@ __global__ void max_pool_gather_f32(const float* v, const float* x, const float*
     max_pool_gather<float>(v, x, y, out, N, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl);
 }
 
+__global__ void avg_pool_f32(const float* x, float* out, gt_index N, gt_index H, gt_index W,
+                             gt_index C, gt_index OH, gt_index OW, gt_index KH, gt_index KW,
+                             gt_index sh, gt_index sw, gt_index pt, gt_index pl) {
+    avg_pool<float>(x, out, N, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl);
+}
+
+__global__ void avg_pool_grad_f32(const float* g, float* dx, gt_index N, gt_index H, gt_index W,
+                                  gt_index C, gt_index OH, gt_index OW, gt_index KH,
+                                  gt_index KW, gt_index sh, gt_index sw, gt_index pt,
+                                  gt_index pl) {
+    avg_pool_grad<float>(g, dx, N, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl);
+}
+
 __global__ void im2col_f64(const double* x, double* p, gt_index n0, gt_index nb, gt_index r0,
                            gt_index rows, gt_index H, gt_index W, gt_index C, gt_index OW,
                            gt_index KH, gt_index KW, gt_index sh, gt_index sw, gt_index dh,
@@ -269,6 +365,19 @@ __global__ void max_pool_gather_f64(const double* v, const double* x, const doub
                                     gt_index OW, gt_index KH, gt_index KW, gt_index sh,
                                     gt_index sw, gt_index pt, gt_index pl) {
     max_pool_gather<double>(v, x, y, out, N, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl);
+}
+
+__global__ void avg_pool_f64(const double* x, double* out, gt_index N, gt_index H, gt_index W,
+                             gt_index C, gt_index OH, gt_index OW, gt_index KH, gt_index KW,
+                             gt_index sh, gt_index sw, gt_index pt, gt_index pl) {
+    avg_pool<double>(x, out, N, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl);
+}
+
+__global__ void avg_pool_grad_f64(const double* g, double* dx, gt_index N, gt_index H, gt_index W,
+                                  gt_index C, gt_index OH, gt_index OW, gt_index KH,
+                                  gt_index KW, gt_index sh, gt_index sw, gt_index pt,
+                                  gt_index pl) {
+    avg_pool_grad<double>(g, dx, N, H, W, C, OH, OW, KH, KW, sh, sw, pt, pl);
 }
 
 }  // extern "C"

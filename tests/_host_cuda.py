@@ -89,6 +89,8 @@ static inline double __longlong_as_double(long long i) {
     double d; std::memcpy(&d, &i, 8); return d;
 }
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
 // blockDim.x threads run the blocks one after another, meeting at a barrier between blocks

@@ -686,11 +686,12 @@ def _window_case(x, w, conv, pool):
         with gt.GradientTape() as inner:
             y = gt.nn.conv2d(xv, wv, **conv)
             z = gt.nn.max_pool2d(y, **pool)
-            loss = gt.reduce_sum(z * z)
+            a = gt.nn.avg_pool2d(y, **pool)
+            loss = gt.reduce_sum(z * z) + gt.reduce_sum(a * a * a)
         gx, gw = inner.gradient(loss, [xv, wv])
         penalty = gt.reduce_sum(gx * gx) + gt.reduce_sum(gw * gw)
     hx, hw = outer.gradient(penalty, [xv, wv])
-    return [t.numpy() for t in (y, z, gx, gw, hx, hw)]
+    return [t.numpy() for t in (y, z, a, gx, gw, hx, hw)]
 
 
 @pytest.fixture(params=[pytest.param("gpu", marks=pytest.mark.gpu), "host"])
@@ -729,8 +730,8 @@ def window_device(request, monkeypatch):
 ], ids=["same-s1", "valid-s12-overlapping-pool", "explicit-pad-dilated", "row-bands"])
 def test_convolution_and_pooling_through_the_window_kernels_match_the_cpu(window_device, case,
                                                                          dtype):
-    """conv2d (forward, input and filter gradients) and max_pool2d (forward, gradient, and
-    its derivative) on the strict device with window.cu's kernels give the CPU's numbers:
+    """conv2d (forward, input and filter gradients), max_pool2d and avg_pool2d (forward,
+    gradient, and its derivative) with window.cu's kernels give the CPU's numbers:
     strides, dilations, explicit and SAME padding, overlapping pooling windows with tied
     maxima (the first tap of a window takes its gradient), and row bands of one image."""
     xs, ws, conv, pool = case
@@ -747,12 +748,14 @@ def test_convolution_and_pooling_through_the_window_kernels_match_the_cpu(window
     with gt.device(dev):
         got = _window_case(x, w, conv, pool)
     suffix = "f32" if dtype == np.float32 else "f64"
-    for name in ("im2col", "col2im_add", "max_pool", "max_pool_grad", "max_pool_gather"):
+    for name in ("im2col", "col2im_add", "max_pool", "max_pool_grad", "max_pool_gather",
+                 "avg_pool", "avg_pool_grad"):
         assert f"{name}_{suffix}" in launches, (name, sorted(set(launches)))
     # (the same patches and sums as the CPU; on a GPU cuBLAS orders the products' sums
     # its own way)
     rel = (2e-5 if dev.kind != "gpu" else 2e-4) if dtype == np.float32 else 1e-11
-    for label, g, wnt in zip(("conv", "pool", "dx", "dw", "d2x", "d2w"), got, want):
+    for label, g, wnt in zip(("conv", "max pool", "avg pool", "dx", "dw", "d2x", "d2w"), got,
+                             want):
         np.testing.assert_allclose(g, wnt, rtol=rel, atol=rel * float(np.abs(wnt).max()),
                                    err_msg=label)
 

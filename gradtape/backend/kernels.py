@@ -32,7 +32,8 @@ __all__ = [
     "reference_layer_norm_forward", "reference_layer_norm_backward",
     "reference_sgd_momentum_update", "reference_adam_update", "reference_embedding_backward",
     "window_arrays_ok", "window_im2col", "window_col2im_add", "window_max_pool",
-    "window_max_pool_grad", "window_max_pool_gather",
+    "window_max_pool_grad", "window_max_pool_gather", "window_avg_pool",
+    "window_avg_pool_grad",
 ]
 
 #: Options every kernel file is compiled with (``RawModule`` adds the architecture).
@@ -916,3 +917,26 @@ def window_max_pool_gather(xp, v, x, y, out, kh, kw, sh, sw, pt, pl):
             (_grid(out.size),), (_BLOCK,),
             (_contig(xp, v), _contig(xp, x), _contig(xp, y), out)
             + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+
+
+def window_avg_pool(xp, x, out, kh, kw, sh, sw, pt, pl):
+    """``out[N, OH, OW, C]``: each window's sum over its taps inside ``x`` times 1 / their
+    count."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    _window_out("avg_pool", out)
+    if out.size:
+        get_kernel("window.cu", f"avg_pool_{_suffix(out.dtype)}")(
+            (_grid(out.size),), (_BLOCK,),
+            (_contig(xp, x), out) + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+
+
+def window_avg_pool_grad(xp, g, dx, kh, kw, sh, sw, pt, pl):
+    """``dx`` (written whole): each window's gradient ``g`` spread evenly over its taps."""
+    n, h, w, c = dx.shape
+    _, oh, ow, _ = g.shape
+    _window_out("avg_pool_grad", dx)
+    if dx.size:
+        get_kernel("window.cu", f"avg_pool_grad_{_suffix(dx.dtype)}")(
+            (_grid(dx.size),), (_BLOCK,),
+            (_contig(xp, g), dx) + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
