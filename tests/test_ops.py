@@ -506,3 +506,24 @@ def test_where_with_a_scalar_condition_gives_n_by_0_coordinates(device):
         assert out.shape == (n, 0) and out.dtype == gt.int64
     out = gt.where(gt.constant([[True, False], [False, True]]))
     np.testing.assert_array_equal(out.numpy(), [[0, 0], [1, 1]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_matmul_with_a_contraction_of_one_gives_numpy_matmul(dtype):
+    """(.., M, 1) @ (.., 1, N), the weight gradient at batch 1: the same numbers as
+    np.matmul (computed as a broadcast product, which NumPy runs 3x faster), batched
+    and broadcast too."""
+    rng = np.random.default_rng(0)
+    for sa, sb in [((5, 1), (1, 7)), ((3, 5, 1), (1, 4)), ((2, 1, 4, 1), (3, 1, 6))]:
+        a = (rng.standard_normal(sa) * 4).astype(dtype)
+        b = (rng.standard_normal(sb) * 4).astype(dtype)
+        got = gt.matmul(gt.constant(a), gt.constant(b))
+        assert got.dtype == gt.as_dtype(dtype) and got.shape == np.matmul(a, b).shape
+        np.testing.assert_array_equal(got.numpy(), np.matmul(a, b))
+    x = rng.standard_normal((1, 6))
+    w = gt.Variable(rng.standard_normal((6, 3)))
+    g = rng.standard_normal((1, 3))
+    with gt.GradientTape() as tape:
+        y = gt.matmul(gt.constant(x), w)
+    np.testing.assert_array_equal(tape.gradient(y, w, output_gradients=gt.constant(g)).numpy(),
+                                  np.matmul(x.T, g))

@@ -16,20 +16,29 @@ def _t(xp, a):
     return a.swapaxes(-1, -2)   # (the method: np.swapaxes adds a Python layer)
 
 
+def _mm(xp, a, b):
+    """``xp.matmul(a, b)``. On NumPy a contraction of length 1 (an outer product: a weight
+    gradient at batch 1, a layer with one input) leaves BLAS for NumPy's naive loop, 3x
+    slower than the broadcast product giving the same numbers."""
+    if xp is np and a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
+        return np.multiply(a, b)
+    return xp.matmul(a, b)
+
+
 def _matmul_fwd(xp, a, b, transpose_a=False, transpose_b=False):
     if transpose_a:
         a = _t(xp, a)
     if transpose_b:
         b = _t(xp, b)
-    return xp.matmul(a, b)
+    return _mm(xp, a, b)
 
 
 def _matmul_vjp(ops, needs, g, ans, a, b, transpose_a=False, transpose_b=False):
     if ops.raw and not transpose_a and not transpose_b:
         # the common case on raw arrays, without the primitive's keyword layer
-        mm = ops.xp.matmul
-        return (mm(g, b.swapaxes(-1, -2)) if needs[0] else None,
-                mm(a.swapaxes(-1, -2), g) if needs[1] else None)
+        xp = ops.xp
+        return (_mm(xp, g, b.swapaxes(-1, -2)) if needs[0] else None,
+                _mm(xp, a.swapaxes(-1, -2), g) if needs[1] else None)
     mm = ops.matmul
     ga = gb = None
     if not transpose_a and not transpose_b:
