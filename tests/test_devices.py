@@ -233,6 +233,21 @@ def _syncing_rule_op():
     return Op("syncing_rule", lambda xp, x: x * 1, vjp, save_output=False)
 
 
+def test_strict_namespace_serves_only_what_cupy_has():
+    """With CuPy installed (no GPU needed), a NumPy function or array method CuPy lacks is
+    refused on the strict device, naming it: such an op would fail first on a GPU."""
+    pytest.importorskip("cupy")
+    dev = gt.get_device("strict:0")
+    with pytest.raises(AttributeError, match="xp.busday_count: CuPy has no busday_count"):
+        dev.xp.busday_count
+    with pytest.raises(AttributeError, match="xp.linalg.multi_dot: CuPy has no multi_dot"):
+        dev.xp.linalg.multi_dot
+    a = dev.xp.ones(3)
+    with pytest.raises(AttributeError, match="ndarray.resize: cupy.ndarray has no method"):
+        a.resize
+    assert dev.xp.linalg.norm(a).shape == () and dev.xp.errstate is np.errstate
+
+
 def test_strict_device_catches_an_op_that_takes_a_host_array():
     op = _leaky_forward_op()
     with gt.device("cpu"):

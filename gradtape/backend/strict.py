@@ -334,6 +334,10 @@ class StrictArray:
         attr = getattr(np.ndarray, name, None)
         if attr is None or not callable(attr):
             raise AttributeError(f"'StrictArray' object has no attribute {name!r}")
+        cupy = _cupy_namespace("xp")
+        if cupy is not None and not hasattr(cupy.ndarray, name):
+            raise AttributeError(f"ndarray.{name}: cupy.ndarray has no method {name}, so an "
+                                 "op using it would fail on a GPU")
         method = getattr(self._a, name)
         device = self._device
 
@@ -522,8 +526,31 @@ class _StrictRandomState:
         return self._out(self._rng.permutation(n))
 
 
+# Names the strict namespace serves beyond CuPy's: host-side helpers ops look up with a
+# fallback (``getattr(xp, "errstate", None)``).
+_NOT_CUPY_OK = frozenset({"errstate"})
+_CUPY = []
+
+
+def _cupy_namespace(prefix):
+    """CuPy's module for namespace ``prefix`` (``xp``, ``xp.linalg`` ...) when CuPy imports
+    (no GPU needed), else None: then the strict device does not check names against it."""
+    if not _CUPY:
+        try:
+            import cupy
+        except Exception:  # not installed, or a broken CUDA install: nothing to check against
+            cupy = None
+        _CUPY.append(cupy)
+    mod = _CUPY[0]
+    for part in prefix.split(".")[1:]:
+        mod = getattr(mod, part, None) if mod is not None else None
+    return mod
+
+
 class StrictNamespace:
-    """``device.xp`` of a strict device: NumPy's names, on strict arrays only."""
+    """``device.xp`` of a strict device: NumPy's names, on strict arrays only. Where CuPy is
+    installed, only the names CuPy also has: an op using a NumPy function CuPy lacks fails
+    here, not first on a GPU."""
 
     ndarray = StrictArray
 
@@ -541,6 +568,10 @@ class StrictNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         obj = getattr(self._module, name)
+        cupy_mod = _cupy_namespace(self._prefix)
+        if cupy_mod is not None and name not in _NOT_CUPY_OK and not hasattr(cupy_mod, name):
+            raise AttributeError(f"{self._prefix}.{name}: CuPy has no {name} in "
+                                 f"{cupy_mod.__name__}, so an op using it would fail on a GPU")
         if self._prefix == "xp.random" and name == "RandomState":
             device = self._device
             value = lambda seed=None: _StrictRandomState(device, seed)  # noqa: E731
