@@ -555,19 +555,22 @@ def _strict_kernels(monkeypatch, launches):
 
 def _kernel_step_model(seed=0):
     rng = np.random.default_rng(seed)
-    shapes = [(20, 6), (6, 10), (10,), (10,), (10,), (10, 5), (5,)]
+    shapes = [(20, 6), (6, 10), (10,), (10,), (10,), (10, 5), (5,), (3, 3, 2, 3), (12, 5)]
     return [gt.Variable((rng.standard_normal(s) * 0.5).astype(np.float32)) for s in shapes]
 
 
 def _kernel_steps(n_steps, captured=False):
-    """An embedding, gelu and relu layers, layer norm, dropout, sparse and dense cross-entropy
-    and log-softmax, trained with Adam, AdamW and SGD with momentum: every kernel file."""
+    """An embedding, gelu and relu layers, layer norm, dropout, a convolution with max and
+    average pooling, sparse and dense cross-entropy and log-softmax, trained with Adam, AdamW
+    and SGD with momentum: every kernel file."""
     from gradtape.ops import fused
     params = _kernel_step_model()
-    emb, w1, b1, gamma, beta, w2, b2 = params
+    emb, w1, b1, gamma, beta, w2, b2, filters, w3 = params
     opts = [gt.optimizers.Adam(0.01), gt.optimizers.AdamW(0.01, weight_decay=0.1),
             gt.optimizers.SGD(0.05, momentum=0.9)]
-    groups = [[emb, w1, b1], [gamma, beta], [w2, b2]]
+    groups = [[emb, w1, b1], [gamma, beta], [w2, b2, filters, w3]]
+    images = gt.constant(np.random.default_rng(7).standard_normal((4, 6, 5, 2))
+                         .astype(np.float32))
     rng = gt.random.Generator.from_seed(4)
     ids = gt.constant(np.array([[1, 3], [3, 19], [0, 7], [7, 7]], np.int32))
     labels = gt.constant(np.array([0, 4, 2, 1], np.int32))
@@ -579,7 +582,9 @@ def _kernel_steps(n_steps, captured=False):
             h = fused.fused_bias_act(gt.matmul(h, w1), b1, "gelu")
             h = fused.fused_layer_norm(h, gamma, beta)
             h = gt.nn.dropout(fused.fused_bias_act(h, None, "relu"), 0.3, rng=rng)
-            logits = gt.matmul(h, w2) + b2
+            c = gt.nn.relu(gt.nn.conv2d(images, filters, 1, "SAME"))
+            c = gt.nn.avg_pool2d(gt.nn.max_pool2d(c, 2, 1, "SAME"), [3, 2], 2, "VALID")
+            logits = gt.matmul(h, w2) + b2 + gt.matmul(gt.reshape(c, (4, 12)), w3)
             loss = (gt.reduce_mean(fused.fused_sparse_softmax_cross_entropy(labels, logits))
                     + gt.reduce_mean(fused.fused_softmax_cross_entropy(soft, logits))
                     - 0.1 * gt.reduce_mean(fused.fused_log_softmax(logits)))
@@ -617,7 +622,8 @@ def test_training_steps_through_the_kernels_match_the_references(monkeypatch):
         for prefix in ("bias_act_forward", "bias_act_backward", "act_backward_from_output",
                        "layer_norm_forward", "layer_norm_backward", "softmax_xent_sparse",
                        "softmax_xent_dense", "log_softmax", "adam", "sgd_momentum",
-                       "embedding_backward", "philox"):
+                       "embedding_backward", "philox", "im2col", "max_pool_grad",
+                       "avg_pool_grad"):
             assert any(n.startswith(prefix) for n in names), (prefix, sorted(names))
 
 
