@@ -884,59 +884,41 @@ def window_col2im_add(xp, dx, dp, n0, r0, sh, sw, dh, dw, pt, pl):
                                          sh, sw, dh, dw, pt, pl))
 
 
+def _pool_launch(xp, name, inputs, out, x_shape, y_shape, kh, kw, sh, sw, pt, pl):
+    """Launch pooling kernel ``name`` writing all of ``out``: the input arrays, ``out``, then
+    the geometry of input ``x_shape`` pooled to ``y_shape`` (both NHWC)."""
+    n, h, w, c = x_shape
+    _, oh, ow, _ = y_shape
+    _window_out(name, out)
+    if out.size:
+        get_kernel("window.cu", f"{name}_{_suffix(out.dtype)}")(
+            (_grid(out.size),), (_BLOCK,),
+            tuple(_contig(xp, a) for a in inputs) + (out,)
+            + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+
+
 def window_max_pool(xp, x, out, kh, kw, sh, sw, pt, pl):
     """``out[N, OH, OW, C]``: the maximum of each window of NHWC ``x`` (a NaN wins)."""
-    n, h, w, c = x.shape
-    _, oh, ow, _ = out.shape
-    _window_out("max_pool", out)
-    if out.size:
-        get_kernel("window.cu", f"max_pool_{_suffix(out.dtype)}")(
-            (_grid(out.size),), (_BLOCK,),
-            (_contig(xp, x), out) + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+    _pool_launch(xp, "max_pool", (x,), out, x.shape, out.shape, kh, kw, sh, sw, pt, pl)
 
 
 def window_max_pool_grad(xp, g, x, y, dx, kh, kw, sh, sw, pt, pl):
     """``dx`` (written whole): each window's gradient ``g`` at its first maximum."""
-    n, h, w, c = x.shape
-    _, oh, ow, _ = y.shape
-    _window_out("max_pool_grad", dx)
-    if dx.size:
-        get_kernel("window.cu", f"max_pool_grad_{_suffix(dx.dtype)}")(
-            (_grid(dx.size),), (_BLOCK,),
-            (_contig(xp, g), _contig(xp, x), _contig(xp, y), dx)
-            + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+    _pool_launch(xp, "max_pool_grad", (g, x, y), dx, x.shape, y.shape, kh, kw, sh, sw, pt, pl)
 
 
 def window_max_pool_gather(xp, v, x, y, out, kh, kw, sh, sw, pt, pl):
     """``out`` (written whole): ``v`` at each window's first maximum."""
-    n, h, w, c = x.shape
-    _, oh, ow, _ = y.shape
-    _window_out("max_pool_gather", out)
-    if out.size:
-        get_kernel("window.cu", f"max_pool_gather_{_suffix(out.dtype)}")(
-            (_grid(out.size),), (_BLOCK,),
-            (_contig(xp, v), _contig(xp, x), _contig(xp, y), out)
-            + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+    _pool_launch(xp, "max_pool_gather", (v, x, y), out, x.shape, y.shape, kh, kw, sh, sw, pt,
+                 pl)
 
 
 def window_avg_pool(xp, x, out, kh, kw, sh, sw, pt, pl):
     """``out[N, OH, OW, C]``: each window's sum over its taps inside ``x`` times 1 / their
     count."""
-    n, h, w, c = x.shape
-    _, oh, ow, _ = out.shape
-    _window_out("avg_pool", out)
-    if out.size:
-        get_kernel("window.cu", f"avg_pool_{_suffix(out.dtype)}")(
-            (_grid(out.size),), (_BLOCK,),
-            (_contig(xp, x), out) + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+    _pool_launch(xp, "avg_pool", (x,), out, x.shape, out.shape, kh, kw, sh, sw, pt, pl)
 
 
 def window_avg_pool_grad(xp, g, dx, kh, kw, sh, sw, pt, pl):
     """``dx`` (written whole): each window's gradient ``g`` spread evenly over its taps."""
-    n, h, w, c = dx.shape
-    _, oh, ow, _ = g.shape
-    _window_out("avg_pool_grad", dx)
-    if dx.size:
-        get_kernel("window.cu", f"avg_pool_grad_{_suffix(dx.dtype)}")(
-            (_grid(dx.size),), (_BLOCK,),
-            (_contig(xp, g), dx) + _i64(n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl))
+    _pool_launch(xp, "avg_pool_grad", (g,), dx, dx.shape, g.shape, kh, kw, sh, sw, pt, pl)
