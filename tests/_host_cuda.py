@@ -143,12 +143,12 @@ def _wrappers(source: str) -> str:
 
 
 def _library(file: str):
-    lib = _BUILT.get(file)
-    if lib is not None:
-        return lib
     source = K.kernel_source(file)
     text = _PRELUDE + source + "\n" + _wrappers(source)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    lib = _BUILT.get((file, digest))
+    if lib is not None:
+        return lib
     root = os.path.join(tempfile.gettempdir(), "gradtape-host-cuda")
     os.makedirs(root, exist_ok=True)
     so = os.path.join(root, f"{file.replace('.', '_')}-{digest}.so")
@@ -162,7 +162,7 @@ def _library(file: str):
         if build.returncode != 0:
             raise RuntimeError(f"host build of {file} failed:\n{build.stderr}")
         os.replace(tmp, so)
-    lib = _BUILT[file] = ctypes.CDLL(so)
+    lib = _BUILT[(file, digest)] = ctypes.CDLL(so)
     return lib
 
 

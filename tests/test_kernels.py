@@ -788,3 +788,26 @@ def test_max_pool_kernels_follow_nan_and_ties_as_the_cpu(window_device):
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
     assert np.isnan(got[0][0, 0, 1, 0]) and got[1][0, 0, 1, 0] == 1.0
+
+
+@pytest.mark.skipif(_host_cuda.compiler() is None, reason="no C++ compiler for the host build")
+def test_window_kernels_with_64_bit_indices_match_the_cpu(monkeypatch):
+    """The window kernels index in 32 bits when a launch's arrays are below 2^30 elements,
+    else in 64: the 64-bit bodies (forced by a limit of 0) give the same numbers."""
+    source = K.kernel_source
+    monkeypatch.setattr(K, "kernel_source", lambda name: (
+        "#define GT_WINDOW_INT_LIMIT 0\n" if name == "window.cu" else "") + source(name))
+    x = np.random.default_rng(1).standard_normal((2, 9, 7, 3)).astype(np.float32)
+    w = np.random.default_rng(2).standard_normal((3, 2, 3, 4)).astype(np.float32)
+    conv = {"strides": [2, 1], "padding": [[0, 0], [1, 2], [2, 0], [0, 0]], "dilations": 1}
+    pool = {"ksize": 3, "strides": 1, "padding": "SAME"}
+    with gt.device("cpu"):
+        want = _window_case(x, w, conv, pool)
+    launches = []
+    _strict_kernels(monkeypatch, launches)
+    with gt.device("strict:0"):
+        got = _window_case(x, w, conv, pool)
+    assert {"im2col_f32", "col2im_add_f32", "max_pool_grad_f32", "avg_pool_grad_f32"} <= \
+        set(launches)
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(g, wnt, rtol=2e-5, atol=2e-5 * float(np.abs(wnt).max()))

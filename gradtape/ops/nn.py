@@ -798,6 +798,8 @@ def _conv_fwd(xp, x, w, strides, dilations, pads):
     out = xp.empty((n, geo.oh, geo.ow, o), dtype=x.dtype)
     if out.size == 0:
         return out
+    if K.window_arrays_ok(x):
+        x = xp.ascontiguousarray(x)     # (once, not per block: the kernel reads it whole)
     budget = _budget(x, out.nbytes)
     p = None
     for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * x.itemsize, budget):
@@ -839,6 +841,8 @@ def _conv_bp_filter_fwd(xp, x, g, filter_shape, strides, dilations, pads):
     dw = xp.zeros((k, o), dtype=x.dtype)
     if g.size == 0:
         return dw.reshape(filter_shape)
+    if K.window_arrays_ok(x):
+        x = xp.ascontiguousarray(x)
     budget = _budget(x, g)
     p = None
     for n0, n1, r0, r1 in _blocks(n, geo.oh, geo.ow * k * x.itemsize, budget):
