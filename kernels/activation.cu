@@ -12,7 +12,7 @@ __device__ void bias_act_forward(const T* __restrict__ x, const T* __restrict__ 
                                  T* __restrict__ y, gt_index n, gt_index channels, int act) {
     GT_FOR_EACH(i, n) {
         T z = x[i];
-        if (b != nullptr) z += b[i % channels];
+        if (b != nullptr) z += b[gt_mod(i, channels, n)];
         y[i] = gt_activation(z, act);
     }
 }
@@ -23,7 +23,7 @@ __device__ void bias_act_backward(const T* __restrict__ g, const T* __restrict__
                                   gt_index channels, int act) {
     GT_FOR_EACH(i, n) {
         T z = x[i];
-        if (b != nullptr) z += b[i % channels];
+        if (b != nullptr) z += b[gt_mod(i, channels, n)];
         dz[i] = g[i] * gt_activation_grad(z, act);
     }
 }
