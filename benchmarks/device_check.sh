@@ -23,6 +23,11 @@
 #   pytest_gpu.xml     the same as JUnit XML
 # Exit status: 0 all passed; 1 tests or benchmarks failed or ran out of time; 2 no GPU / no
 # usable CuPy / no Python.
+#
+# DEVICE_CHECK_DRY_RUN=1 runs the same steps on a machine without a GPU, to check the script
+# itself: no GPU checks, the benchmark on the strict test device (benchmarks/gpu.py
+# --device strict:0), and the GPU tests, which then skip. DEVICE_CHECK_BENCH_ARGS adds
+# arguments to benchmarks/gpu.py (e.g. "--quick --cases mlp-128").
 set -uo pipefail
 
 if [ $# -lt 1 ]; then
@@ -31,6 +36,12 @@ if [ $# -lt 1 ]; then
 fi
 BUDGET=${DEVICE_CHECK_BUDGET_S:-420}
 BENCH_LIMIT=${DEVICE_CHECK_BENCH_S:-150}
+DRY=${DEVICE_CHECK_DRY_RUN:-0}
+read -r -a BENCH_ARGS <<< "${DEVICE_CHECK_BENCH_ARGS:-}"
+if [ "$DRY" = 1 ]; then
+    BENCH_ARGS+=(--device strict:0)
+    export CUDA_VISIBLE_DEVICES=""      # (no GPU is used even where there is one)
+fi
 case "$BUDGET$BENCH_LIMIT" in
     *[!0-9]*) echo "DEVICE_CHECK_BUDGET_S and DEVICE_CHECK_BENCH_S must be whole seconds" >&2; exit 2 ;;
 esac
@@ -67,16 +78,20 @@ STATUS=0
 log "checkout: $ROOT; python: $PY; budget ${BUDGET} s (benchmark at most ${BENCH_LIMIT} s)"
 
 # 1. Is there an NVIDIA GPU at all? (fails fast on a CPU-only machine)
-if ! command -v nvidia-smi > /dev/null 2>&1; then
+if [ "$DRY" = 1 ]; then
+    log "dry run (DEVICE_CHECK_DRY_RUN=1): no GPU checks; the benchmark runs on the strict test device and the GPU tests skip"
+elif ! command -v nvidia-smi > /dev/null 2>&1; then
     log "no GPU: nvidia-smi is not installed, so this is not an NVIDIA GPU machine (or the driver is missing); nothing to check"
     exit 2
 fi
-if ! timeout 20 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || ! grep -q "NVIDIA" "$OUT/nvidia-smi.txt"; then
-    log "no GPU: nvidia-smi found no usable NVIDIA GPU:"
-    tee -a "$LOG" < "$OUT/nvidia-smi.txt"
-    exit 2
+if [ "$DRY" != 1 ]; then
+    if ! timeout 20 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || ! grep -q "NVIDIA" "$OUT/nvidia-smi.txt"; then
+        log "no GPU: nvidia-smi found no usable NVIDIA GPU:"
+        tee -a "$LOG" < "$OUT/nvidia-smi.txt"
+        exit 2
+    fi
+    log "GPU: $(timeout 20 nvidia-smi -L 2>/dev/null | head -n 4 | tr '\n' ';')"
 fi
-log "GPU: $(timeout 20 nvidia-smi -L 2>/dev/null | head -n 4 | tr '\n' ';')"
 
 # CuPy compiles its kernels on first use and caches them under ~/.cupy: elsewhere when that
 # cannot be written.
@@ -119,7 +134,7 @@ else
 fi
 
 # 3. CuPy must see the GPU.
-if ! timeout "$(cap 60)" "$PY" - >> "$LOG" 2>&1 <<'PYEOF'
+if [ "$DRY" != 1 ] && ! timeout "$(cap 60)" "$PY" - >> "$LOG" 2>&1 <<'PYEOF'
 import sys
 from gradtape import backend
 reason = backend.gpu_unavailable_reason()
@@ -145,7 +160,8 @@ limit=$(cap "$BENCH_LIMIT")
 log "running benchmarks/gpu.py (limit $limit s; $(left) s of the budget left)"
 start=$SECONDS
 timeout -s INT -k 10 "$limit" "$PY" benchmarks/gpu.py --out "$OUT" \
-    --budget-total $(( limit > 30 ? limit - 15 : limit / 2 )) > "$OUT/gpu_bench.log" 2>&1
+    --budget-total $(( limit > 30 ? limit - 15 : limit / 2 )) ${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"} \
+    > "$OUT/gpu_bench.log" 2>&1
 rc=$?
 log "benchmarks/gpu.py: status $rc after $(( SECONDS - start )) s"
 if [ $rc -ne 0 ]; then
