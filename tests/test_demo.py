@@ -27,6 +27,17 @@ def test_one_epoch_run_learns_and_writes_its_files(tmp_path):
     assert np.mean(losses[-5:]) < 0.85 * losses[0]
 
 
+def test_one_epoch_runs_on_the_strict_device(tmp_path):
+    """The README's main job as a GPU runs it: device arrays the host cannot read, kernels'
+    references, checkpoint saved from and loaded back onto the device."""
+    summary = demo.run(device="strict:0", epochs=1, out=str(tmp_path), seed=0, verbose=False)
+    assert summary["device"] == "strict:0"
+    assert summary["accuracy"] > 0.6
+    assert summary["reloaded_accuracy"] == summary["accuracy"]
+    assert summary["losses"][0] > 2.0 and np.mean(summary["losses"][-5:]) < \
+        0.85 * summary["losses"][0]
+
+
 def test_main_dispatches_and_prints(tmp_path, capsys):
     args = types.SimpleNamespace(device="cpu", epochs=1, out=str(tmp_path), seeds=False)
     assert demo.main(args) == 0
