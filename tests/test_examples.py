@@ -132,6 +132,20 @@ def test_cnn_example_on_digits():
     assert result["test_accuracy"] > 0.8
 
 
+def test_examples_train_on_the_strict_device():
+    """The examples as a GPU runs them (device arrays, no implicit host reads): they learn."""
+    with gt.device("strict:0"):
+        mlp = load("mlp.py").train(epochs=25, hidden=32, points=100, batch=32,
+                                   learning_rate=0.02, verbose=False)
+        cnn = load("cnn.py").train(data="bars", epochs=5, filters=4, n=400, verbose=False)
+        _, gan = load("cyclegan_step.py").train(steps=10, batch=16, dim=3, hidden=8, seed=0,
+                                                learning_rate=5e-3, verbose=False)
+    assert mlp["train_accuracy"] > 0.9 and mlp["test_accuracy"] > 0.8
+    assert cnn["losses"][-1] < 0.75 * cnn["losses"][0] and cnn["test_accuracy"] > 0.6
+    assert all(np.isfinite(v) for h in gan for v in h.values())
+    assert gan[-1]["cycle"] < gan[0]["cycle"]
+
+
 # --- against TensorFlow itself, when it is installed ---------------------------------------------
 
 TF_SCRIPT = r'''

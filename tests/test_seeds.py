@@ -45,3 +45,14 @@ def test_every_seed_program_is_checked():
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_seed_program_prints_seed_numbers(name):
     assert run_example(SEEDS / name) == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED) + sorted(CHECKED_ELSEWHERE))
+def test_seed_program_runs_unchanged_on_the_strict_device(name):
+    """As on a GPU: the programs' tensors live where the host cannot read them implicitly;
+    they print the same numbers (tensors print their device)."""
+    got = run_example(SEEDS / name, device="strict:0")
+    if name in EXPECTED:
+        assert got == [line.replace("device=cpu:0", "device=strict:0") for line in EXPECTED[name]]
+    else:
+        assert got == run_example(SEEDS / name)
