@@ -143,8 +143,11 @@ template <typename T> __device__ T gt_block_max(T v, T* scratch) {
     for (gt_index i = (gt_index)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (gt_index)blockDim.x * gridDim.x)
 
-// i % m for 0 <= i < n: in 32 bits when n fits (64-bit division is emulated, many times
-// slower; the test is the same for every thread).
+// i % m and i / m for 0 <= i < n: in 32 bits when n fits (64-bit division is emulated,
+// many times slower; the test is the same for every thread).
 __device__ __forceinline__ gt_index gt_mod(gt_index i, gt_index m, gt_index n) {
     return n <= 0xffffffffLL ? (gt_index)((unsigned int)i % (unsigned int)m) : i % m;
+}
+__device__ __forceinline__ gt_index gt_div(gt_index i, gt_index m, gt_index n) {
+    return n <= 0xffffffffLL ? (gt_index)((unsigned int)i / (unsigned int)m) : i / m;
 }

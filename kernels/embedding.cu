@@ -8,8 +8,9 @@ template <typename T>
 __device__ void embedding_backward(const gt_index* __restrict__ ids, const T* __restrict__ grad,
                                    T* __restrict__ table_grad, gt_index n_ids, gt_index dim,
                                    gt_index vocab) {
-    GT_FOR_EACH(k, n_ids * dim) {
-        const gt_index i = k / dim;
+    const gt_index n = n_ids * dim;
+    GT_FOR_EACH(k, n) {
+        const gt_index i = gt_div(k, dim, n);
         const gt_index j = k - i * dim;
         const gt_index row = ids[i];
         if (row >= 0 && row < vocab) atomicAdd(table_grad + row * dim + j, grad[k]);
