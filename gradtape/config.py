@@ -1,10 +1,11 @@
 """Device configuration and introspection (``gt.config``)."""
 from __future__ import annotations
 
+from . import _config_experimental as experimental
 from . import backend as _backend
 
 __all__ = ["list_devices", "list_physical_devices", "default_device", "sync_count",
-           "memory_info", "gpu_unavailable_reason"]
+           "memory_info", "gpu_unavailable_reason", "experimental"]
 
 
 def list_devices():

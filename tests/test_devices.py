@@ -233,6 +233,32 @@ def _syncing_rule_op():
     return Op("syncing_rule", lambda xp, x: x * 1, vjp, save_output=False)
 
 
+def test_tf_config_experimental_memory_calls_port():
+    """A TF script's set-up (memory growth on each GPU, memory statistics) runs unchanged."""
+    for gpu in gt.config.experimental.list_physical_devices("GPU"):
+        gt.config.experimental.set_memory_growth(gpu, True)
+        assert gt.config.experimental.get_memory_growth(gpu) is True
+    assert gt.get_device("/physical_device:CPU:0") is gt.get_device("cpu")
+    dev = gt.get_device("strict:0")
+    gt.config.experimental.reset_memory_stats(dev)
+    base = gt.config.experimental.get_memory_info("strict:0")["current"]
+    with gt.device(dev):
+        a = gt.ones([1000])
+    info = gt.config.experimental.get_memory_info("strict:0")
+    assert info["current"] == base + 4000 and info["peak"] >= base + 4000
+    del a
+    info = gt.config.experimental.get_memory_info("strict:0")
+    assert info["current"] == base and info["peak"] >= base + 4000
+    gt.config.experimental.reset_memory_stats("strict:0")
+    assert gt.config.experimental.get_memory_info("strict:0")["peak"] == base
+    with pytest.raises(ValueError, match="get_memory_info: cpu:0 keeps no memory statistics"):
+        gt.config.experimental.get_memory_info("CPU:0")
+    with pytest.raises(ValueError, match="set_memory_growth: memory growth applies to GPUs"):
+        gt.config.experimental.set_memory_growth("CPU:0", True)
+    with pytest.raises(TypeError, match="enable must be a bool"):
+        gt.config.experimental.set_memory_growth("strict:0", 1)
+
+
 def test_strict_namespace_serves_only_what_cupy_has():
     """With CuPy installed (no GPU needed), a NumPy function or array method CuPy lacks is
     refused on the strict device, naming it: such an op would fail first on a GPU."""

@@ -21,7 +21,7 @@ _extra = {}           # other registered devices by name (the strict test device
 _local = threading.local()
 _default = None
 
-_NAME = re.compile(r"^/?(?:job:[^/]*/)?(?:replica:\d+/)?(?:task:\d+/)?(?:device:)?"
+_NAME = re.compile(r"^/?(?:job:[^/]*/)?(?:replica:\d+/)?(?:task:\d+/)?(?:(?:physical_)?device:)?"
                    r"(cpu|gpu|cuda|strict)(?::(\d+))?$", re.IGNORECASE)
 
 
