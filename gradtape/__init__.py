@@ -55,6 +55,6 @@ from . import layers, losses, optimizers, initializers, train, keras
 __all__ += ["layers", "losses", "optimizers", "initializers", "train", "keras"]
 
 # devices: step capture, DLPack exchange
-from .capture import CaptureError, capture
-from . import experimental
-__all__ += ["capture", "CaptureError", "experimental"]
+from .capture import CaptureError, capture, function
+from . import experimental, test
+__all__ += ["capture", "CaptureError", "function", "experimental", "test"]

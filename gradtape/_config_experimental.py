@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from . import backend as _backend
 
-__all__ = ["list_physical_devices", "get_memory_info", "reset_memory_stats",
-           "set_memory_growth", "get_memory_growth"]
+__all__ = ["list_physical_devices", "get_visible_devices", "set_visible_devices",
+           "get_memory_info", "reset_memory_stats", "set_memory_growth", "get_memory_growth"]
 
 
 def list_physical_devices(device_type=None):
     """As ``gt.config.list_physical_devices``."""
     from .config import list_physical_devices as listed
     return listed(device_type)
+
+
+def get_visible_devices(device_type=None):
+    """As ``gt.config.get_visible_devices``."""
+    from .config import get_visible_devices as visible
+    return visible(device_type)
+
+
+def set_visible_devices(devices, device_type=None):
+    """As ``gt.config.set_visible_devices``."""
+    from .config import set_visible_devices as set_visible
+    set_visible(devices, device_type)
 
 
 def _memory_device(device, opname):

@@ -128,6 +128,34 @@ def capture(fn=None, *, warmup: int = 1):
     return CapturedStep(fn, warmup=warmup)
 
 
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, experimental_implements=None,
+             experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None,
+             experimental_follow_type_hints=None):
+    """``tf.function``, for scripts that port by their import: gradtape is eager, so the
+    decorated function runs as written on every call (as TF's
+    ``tf.config.run_functions_eagerly(True)``); its results are a traced function's. TF's
+    arguments are accepted and have no effect. To record a training step into a CUDA graph
+    and replay it, use :func:`capture`, whose rules (fixed shapes, no host reads inside)
+    are those of a traced function. Usable as ``@gt.function``, ``@gt.function(...)`` or
+    ``gt.function(f)``, on functions and methods."""
+    if input_signature is not None and not isinstance(input_signature, (list, tuple)):
+        raise TypeError(f"function: input_signature must be a list or tuple, got "
+                        f"{type(input_signature).__name__}")
+
+    def wrap(f):
+        if not callable(f):
+            raise TypeError(f"function: expected a function, got {type(f).__name__}")
+
+        @functools.wraps(f)
+        def run(*args, **kwargs):
+            return f(*args, **kwargs)
+        run.python_function = f
+        return run
+    return wrap if func is None else wrap(func)
+
+
 class _Signature:
     """Shapes and dtypes of a call's tensor arguments, and the values of the others."""
 

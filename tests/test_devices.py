@@ -259,6 +259,72 @@ def test_tf_config_experimental_memory_calls_port():
         gt.config.experimental.set_memory_growth("strict:0", 1)
 
 
+def test_tf_device_setup_calls_port(monkeypatch):
+    """set_visible_devices hides GPUs (the default device moves, a hidden GPU asked for
+    raises), list_physical_devices still lists them; tf.test's queries; the CPU stays."""
+    from gradtape import backend
+    fake = [backend.Device("gpu", 0), backend.Device("gpu", 1)]
+    monkeypatch.setattr(backend, "_gpus", fake)
+    monkeypatch.setattr(backend, "_hidden", set())
+    monkeypatch.setattr(backend, "_default", None)
+    monkeypatch.delenv("GRADTAPE_DEVICE", raising=False)
+    assert gt.config.default_device() is fake[0]
+    assert gt.test.is_gpu_available() and gt.test.gpu_device_name() == "/device:GPU:0"
+    gpus = gt.config.list_physical_devices("GPU")
+    gt.config.set_visible_devices(gpus[1], "GPU")
+    assert gt.config.get_visible_devices("GPU") == [fake[1]]
+    assert gt.config.list_logical_devices() == [gt.get_device("cpu"), fake[1]]
+    assert gt.config.list_physical_devices("GPU") == fake
+    assert gt.config.default_device() is fake[1] and gt.test.gpu_device_name() == "/device:GPU:1"
+    with pytest.raises(gt.DeviceError, match="gpu:0 is hidden by gt.config.set_visible_devices"):
+        gt.get_device("GPU:0")
+    gt.config.experimental.set_visible_devices([], "GPU")
+    assert gt.config.default_device() is gt.get_device("cpu")
+    assert not gt.test.is_gpu_available() and gt.test.gpu_device_name() == ""
+    gt.config.set_visible_devices(gt.config.list_physical_devices())
+    assert gt.config.get_visible_devices("GPU") == fake
+    with pytest.raises(ValueError, match="the CPU cannot be hidden"):
+        gt.config.set_visible_devices(gpus)
+    with pytest.raises(ValueError, match="gpu:0 is not of device_type 'CPU'"):
+        gt.config.set_visible_devices([gt.get_device("cpu"), "GPU:0"], "CPU")
+    with pytest.raises(gt.DeviceError, match="no gpu:5"):
+        gt.config.set_visible_devices(["gpu:5"], "GPU")
+    gt.config.set_visible_devices(["cpu", "/physical_device:GPU:1"])
+    assert gt.config.get_visible_devices() == [gt.get_device("cpu"), fake[1]]
+
+
+def test_tf_function_runs_the_function_eagerly():
+    calls = []
+
+    @gt.function
+    def double(x):
+        calls.append(1)
+        return x * 2.0
+
+    @gt.function(input_signature=[None], jit_compile=True, reduce_retracing=True)
+    def inc(x):
+        return x + 1.0
+
+    class Model:
+        @gt.function
+        def __call__(self, x):
+            return x - 1.0
+    x = gt.Variable(3.0)
+    with gt.GradientTape() as tape:
+        y = double(x) + inc(x) + Model()(x)
+    assert float(y) == 12.0 and float(tape.gradient(y, x)) == 4.0
+    assert double(x).numpy() == 6.0 and len(calls) == 2          # (runs on every call)
+    assert double.python_function(x).numpy() == 6.0 and double.__name__ == "double"
+    assert gt.function(lambda v: v * v)(gt.constant(3.0)).numpy() == 9.0
+    with pytest.raises(TypeError, match="input_signature must be a list or tuple"):
+        gt.function(lambda v: v, input_signature=3)
+    with pytest.raises(TypeError, match="expected a function, got int"):
+        gt.function(3)
+    gt.config.run_functions_eagerly(True)
+    assert gt.config.functions_run_eagerly()
+    gt.config.run_functions_eagerly(False)
+
+
 def test_strict_namespace_serves_only_what_cupy_has():
     """With CuPy installed (no GPU needed), a NumPy function or array method CuPy lacks is
     refused on the strict device, naming it: such an op would fail first on a GPU."""

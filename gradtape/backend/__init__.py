@@ -20,6 +20,7 @@ _gpu_reason = None    # why no GPU is used, when none is
 _extra = {}           # other registered devices by name (the strict test device)
 _local = threading.local()
 _default = None
+_hidden = set()       # indices of GPUs hidden by gt.config.set_visible_devices
 
 _NAME = re.compile(r"^/?(?:job:[^/]*/)?(?:replica:\d+/)?(?:task:\d+/)?(?:(?:physical_)?device:)?"
                    r"(cpu|gpu|cuda|strict)(?::(\d+))?$", re.IGNORECASE)
@@ -70,7 +71,10 @@ def get_device(spec=None) -> Device:
         return CPU
     if kind == "gpu":
         from .cupy_backend import require_gpu
-        return require_gpu(index, _probe_gpus(), _gpu_reason)
+        dev = require_gpu(index, _probe_gpus(), _gpu_reason)
+        if index in _hidden:
+            raise DeviceError(f"gpu:{index} is hidden by gt.config.set_visible_devices")
+        return dev
     dev = _extra.get(f"{kind}:{index}")
     if dev is None:
         if kind == "strict":
@@ -88,7 +92,7 @@ def default_device() -> Device:
         if env:
             _default = get_device(env)
         else:
-            gpus = _probe_gpus()
+            gpus = [g for g in _probe_gpus() if g.index not in _hidden]
             _default = gpus[0] if gpus else CPU
     return _default
 
@@ -136,5 +140,26 @@ def device_of(xp, array) -> Device:
 
 
 def list_devices():
-    """Every usable device: the CPU and each CUDA GPU."""
+    """Every usable device: the CPU and each CUDA GPU not hidden by
+    :func:`set_visible_gpus`."""
+    return [CPU] + [g for g in _probe_gpus() if g.index not in _hidden]
+
+
+def physical_devices():
+    """The CPU and every CUDA GPU, hidden or not."""
     return [CPU] + list(_probe_gpus())
+
+
+def set_visible_gpus(indices):
+    """Make only the GPUs ``indices`` usable (the others raise when asked for); the default
+    device is chosen again unless ``GRADTAPE_DEVICE`` fixes it."""
+    global _default
+    gpus = _probe_gpus()
+    keep = set(indices)
+    unknown = sorted(keep - {g.index for g in gpus})
+    if unknown:
+        raise DeviceError(f"set_visible_devices: no gpu:{unknown[0]} ({len(gpus)} GPU(s) exist)")
+    _hidden.clear()
+    _hidden.update(g.index for g in gpus if g.index not in keep)
+    if not os.environ.get("GRADTAPE_DEVICE", "").strip():
+        _default = None
