@@ -33,6 +33,7 @@ from .ops.linalg import matmul, tensordot, einsum
 from .ops.shape import (reshape, transpose, expand_dims, squeeze, concat, stack, unstack, split,
                         tile, gather, gather_nd, pad, one_hot, range, linspace, eye, shape, size,
                         rank, reverse, boolean_mask, repeat)
+from .clip import clip_by_norm, clip_by_global_norm
 from . import math, linalg
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,6 +1,7 @@
 """``gt.linalg``: matrix products and norms."""
 from __future__ import annotations
 
+from .clip import global_norm  # noqa: F401
 from .ops.linalg import matmul, matvec, tensordot, einsum  # noqa: F401
 from .ops.reduce import norm  # noqa: F401
 from .ops.shape import eye  # noqa: F401
