@@ -52,8 +52,8 @@ __all__ += ["gradients_function", "value_and_gradients_function", "implicit_grad
             "jvp", "vjp", "hvp", "custom_gradient", "ForwardAccumulator", "autodiff"]
 
 # training stack
-from . import layers, losses, optimizers, initializers, train, keras
-__all__ += ["layers", "losses", "optimizers", "initializers", "train", "keras"]
+from . import layers, losses, metrics, optimizers, initializers, train, keras
+__all__ += ["layers", "losses", "metrics", "optimizers", "initializers", "train", "keras"]
 
 # devices: step capture, DLPack exchange
 from .capture import CaptureError, capture, function

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import types
 
-from . import initializers, layers, losses, optimizers
+from . import initializers, layers, losses, metrics, optimizers
 from .layers import Layer, Model, Sequential
 
-__all__ = ["layers", "optimizers", "losses", "initializers", "activations", "Sequential",
-           "Model", "Layer"]
+__all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "activations",
+           "Sequential", "Model", "Layer"]
 
 
 def _activations():
