@@ -56,6 +56,7 @@ from . import layers, losses, metrics, optimizers, initializers, train, keras
 __all__ += ["layers", "losses", "metrics", "optimizers", "initializers", "train", "keras"]
 
 # devices: step capture, DLPack exchange
+from .printing import print_ as print  # noqa: A001 (TF's name; kept out of __all__)
 from .capture import CaptureError, capture, function
 from . import experimental, test
 __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
