@@ -34,6 +34,7 @@ from .ops.shape import (reshape, transpose, expand_dims, squeeze, concat, stack,
                         tile, gather, gather_nd, pad, one_hot, range, linspace, eye, shape, size,
                         rank, reverse, boolean_mask, repeat)
 from .clip import clip_by_norm, clip_by_global_norm
+from .ops.sorting import sort, argsort
 from . import math, linalg
 
 __all__ = [name for name in dir() if not name.startswith("_")]

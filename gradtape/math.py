@@ -12,3 +12,4 @@ from .ops.reduce import (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce
                          reduce_logsumexp, reduce_variance, reduce_std, reduce_any, reduce_all,
                          cumsum, cumprod, argmax, argmin, count_nonzero, reduce_euclidean_norm)
 from .ops.core import cast  # noqa: F401
+from .ops.sorting import top_k  # noqa: F401

@@ -18,7 +18,10 @@ from .ops.nn import (conv2d, conv2d_transpose, max_pool2d, avg_pool2d, max_pool,
                      moments, batch_normalization, l2_normalize, dropout, embedding_lookup,
                      compute_average_loss)
 
+from .ops.sorting import top_k
+
 __all__ = [
+    "top_k",
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
     "sigmoid", "tanh", "softplus", "log_sigmoid", "softmax", "log_softmax",
     "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
