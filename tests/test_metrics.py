@@ -94,3 +94,22 @@ def test_metrics_update_on_the_device_inside_a_captured_step():
     assert acc.result().numpy() == pytest.approx(2 / 3)
     assert loss_metric.result().numpy() == pytest.approx(float(losses[0].numpy()), rel=1e-6)
     assert loss_metric.count.numpy() == 3.0 and acc.count.numpy() == 9.0
+
+
+def test_keras_activations_utils_and_backend():
+    np.testing.assert_array_equal(gt.keras.activations.relu(gt.constant([-1.0, 2.0])).numpy(),
+                                  [0, 2])
+    assert gt.keras.activations.sigmoid(gt.constant(0.0)).numpy() == 0.5
+    assert gt.keras.activations.get("tanh") is gt.keras.activations.tanh
+    np.testing.assert_array_equal(gt.keras.utils.to_categorical([0, 2, 1]),
+                                  [[1, 0, 0], [0, 0, 1], [0, 1, 0]])
+    got = gt.keras.utils.to_categorical(np.array([[1], [0]]), num_classes=4, dtype="int32")
+    assert got.shape == (2, 4) and got.dtype == np.int32 and got[0].tolist() == [0, 1, 0, 0]
+    assert gt.keras.utils.to_categorical(gt.constant([1.0, 0.0]), 2).tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(ValueError, match="class id 3 does not fit num_classes=2"):
+        gt.keras.utils.to_categorical([3], 2)
+    with pytest.raises(ValueError, match="class ids must be >= 0, got -1"):
+        gt.keras.utils.to_categorical([-1])
+    with pytest.raises(ValueError, match="class ids must be whole numbers"):
+        gt.keras.utils.to_categorical([0.5])
+    assert gt.keras.backend.clear_session() is None
