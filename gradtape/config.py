@@ -40,7 +40,8 @@ list_logical_devices = get_visible_devices
 def set_visible_devices(devices, device_type=None):
     """Keep only ``devices`` (a device, a name, or a list of them) of ``device_type`` visible,
     as ``tf.config.set_visible_devices``: ``set_visible_devices([], "GPU")`` runs everything on
-    the CPU. The CPU cannot be hidden."""
+    the CPU. The CPU cannot be hidden. As in TF, the visible GPUs are then numbered from 0:
+    ``gpu:0`` is the first visible one (a Device object keeps its physical name)."""
     if devices is None or isinstance(devices, (str, _backend.Device)):
         devices = [] if devices is None else [devices]
     kinds = {"cpu", "gpu"} if device_type is None else {device_type.lower()}
@@ -51,11 +52,14 @@ def set_visible_devices(devices, device_type=None):
     for d in devices:
         kind, index = (d.kind, d.index) if isinstance(d, _backend.Device) else \
             _backend.parse_device_name(str(d))
+        if kind not in ("cpu", "gpu"):
+            raise ValueError(f"set_visible_devices: {kind}:{index} is not a CPU or GPU device")
         if kind not in kinds:
             raise ValueError(f"set_visible_devices: {kind}:{index} is not of device_type "
                              f"{device_type!r}")
         parsed.append((kind, index))
-    if "cpu" in kinds and ("cpu", 0) not in parsed:
+    # (the CPU always stays visible; asking to hide it explicitly is an error)
+    if device_type is not None and kinds == {"cpu"} and ("cpu", 0) not in parsed:
         raise ValueError("set_visible_devices: the CPU cannot be hidden")
     if "gpu" in kinds:
         _backend.set_visible_gpus([i for k, i in parsed if k == "gpu"])

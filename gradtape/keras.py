@@ -15,10 +15,33 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "activat
            "utils", "backend", "Sequential", "Model", "Layer"]
 
 
+def _keras_relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    """Keras' relu: ``x`` above ``threshold`` (else ``alpha * (x - threshold)``), capped at
+    ``max_value``; with the defaults, ``gt.nn.relu``."""
+    from . import nn
+    from .ops.core import cast
+    from .ops.math import clip_by_value, greater
+    from .tensor import convert_to_tensor
+    x = convert_to_tensor(x)
+    if alpha == 0 and max_value is None and threshold == 0:
+        return nn.relu(x)
+    negative = nn.relu(threshold - x) if alpha != 0 else None
+    if threshold != 0:
+        x = x * cast(greater(x, threshold), x.dtype)
+    else:
+        x = nn.relu(x)
+    if max_value is not None:
+        x = clip_by_value(x, 0.0, max_value)
+    if negative is not None:
+        x = x - alpha * negative
+    return x
+
+
 def _activations():
     ns = types.SimpleNamespace(get=layers.get_activation, names=layers.activation_names)
     for name in layers.activation_names():          # keras.activations.relu(x) ...
         setattr(ns, name, layers.get_activation(name))
+    ns.relu = _keras_relu
     ns.__doc__ = ("Activations by name, as tf.keras.activations: gt.keras.activations.relu(x), "
                   "gt.keras.activations.get('relu').")
     return ns
@@ -42,7 +65,7 @@ def _to_categorical(y, num_classes=None, dtype="float32"):
     flat = a.reshape(-1)
     if flat.size and flat.min() < 0:
         raise ValueError(f"to_categorical: class ids must be >= 0, got {int(flat.min())}")
-    n = int(flat.max()) + 1 if num_classes is None and flat.size else int(num_classes or 0)
+    n = int(num_classes) if num_classes else (int(flat.max()) + 1 if flat.size else 0)
     if flat.size and int(flat.max()) >= n:
         raise ValueError(f"to_categorical: class id {int(flat.max())} does not fit "
                          f"num_classes={n}")

@@ -104,20 +104,24 @@ class Metric(Configurable):
         return f"<{type(self).__name__} name={self.name!r}>"
 
 
-def _weights_like(values, sample_weight, metric):
-    """``sample_weight`` cast to ``values``' dtype and broadcast to its shape (Keras' rules: a
-    trailing axis of 1 is squeezed, a missing trailing axis added)."""
+def _weighted(values, sample_weight, metric):
+    """``(values, weights)`` of one shape, as Keras weighs them: a trailing axis of 1 on the
+    weights is squeezed, a missing trailing axis added; weights that still do not broadcast
+    but match the leading axes weigh the values' mean over the other axes."""
     w = cast(_tensor(sample_weight, "sample_weight", metric), values.dtype)
+    given = tuple(w.shape)
     if w.rank == values.rank + 1 and w.shape[-1] == 1:
         w = squeeze(w, -1)
     elif w.rank == values.rank - 1 and values.rank > 0:
         w = expand_dims(w, -1)
     try:
-        return broadcast_to(w, values.shape)
+        return values, broadcast_to(w, values.shape)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"{metric}: sample_weight of shape {tuple(w.shape)} does not "
-                         f"broadcast to the values' shape {tuple(values.shape)} ({exc})") \
-            from None
+        if w.rank < values.rank and tuple(w.shape) == tuple(values.shape[:w.rank]):
+            values = reduce_mean(values, axis=list(range(w.rank, values.rank)))
+            return values, w
+        raise ValueError(f"{metric}: sample_weight of shape {given} does not broadcast to "
+                         f"the values' shape {tuple(values.shape)} ({exc})") from None
 
 
 class Sum(Metric):
@@ -130,7 +134,8 @@ class Sum(Metric):
     def update_state(self, values, sample_weight=None) -> None:
         values = cast(_tensor(values, "values", self.name), self._dtype)
         if sample_weight is not None:
-            values = values * _weights_like(values, sample_weight, self.name)
+            values, w = _weighted(values, sample_weight, self.name)
+            values = values * w
         self.total.assign_add(reduce_sum(values))
 
     def result(self) -> Tensor:
@@ -150,7 +155,7 @@ class Mean(Metric):
         if sample_weight is None:
             count = cast(size(values), self._dtype)
         else:
-            w = _weights_like(values, sample_weight, self.name)
+            values, w = _weighted(values, sample_weight, self.name)
             values = values * w
             count = reduce_sum(w)
         self.total.assign_add(reduce_sum(values))
@@ -170,8 +175,14 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
-        y_true = _tensor(y_true, "y_true", self.name)
-        y_pred = _tensor(y_pred, "y_pred", self.name)
+        # as Keras: both cast to the metric's dtype, and a trailing axis of 1 that one of them
+        # has beyond the other's rank squeezed ((N,) labels beside (N, 1) predictions)
+        y_true = cast(_tensor(y_true, "y_true", self.name), self._dtype)
+        y_pred = cast(_tensor(y_pred, "y_pred", self.name), self._dtype)
+        if y_pred.rank == y_true.rank + 1 and y_pred.shape[-1] == 1:
+            y_pred = squeeze(y_pred, -1)
+        elif y_true.rank == y_pred.rank + 1 and y_true.shape[-1] == 1:
+            y_true = squeeze(y_true, -1)
         super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
     def get_config(self) -> dict:
@@ -270,26 +281,35 @@ class BinaryCrossentropy(MeanMetricWrapper):
                          label_smoothing=label_smoothing)
 
 
-_BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
-            "categorical_accuracy": CategoricalAccuracy,
-            "sparse_categorical_accuracy": SparseCategoricalAccuracy,
-            "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
-            "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
-            "categorical_crossentropy": CategoricalCrossentropy,
-            "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
-            "binary_crossentropy": BinaryCrossentropy, "mean": Mean, "sum": Sum}
+_CLASSES = {cls.__name__: cls for cls in (
+    Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
+    MeanSquaredError, MeanAbsoluteError, CategoricalCrossentropy, SparseCategoricalCrossentropy,
+    BinaryCrossentropy)}
+_FUNCTIONS = {"accuracy": accuracy, "acc": accuracy, "binary_accuracy": binary_accuracy,
+              "categorical_accuracy": categorical_accuracy,
+              "sparse_categorical_accuracy": sparse_categorical_accuracy,
+              "mean_squared_error": _losses.mean_squared_error,
+              "mse": _losses.mean_squared_error,
+              "mean_absolute_error": _losses.mean_absolute_error,
+              "mae": _losses.mean_absolute_error,
+              "categorical_crossentropy": _losses.categorical_crossentropy,
+              "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
+              "binary_crossentropy": _losses.binary_crossentropy}
 
 
-def get(identifier) -> Metric:
-    """A metric from its name (``"accuracy"``, ``"mse"`` ...) or the metric itself."""
-    if isinstance(identifier, Metric):
+def get(identifier):
+    """As ``tf.keras.metrics.get``: a class name (``"Accuracy"``) gives a new metric, a
+    function name (``"accuracy"``, ``"mse"``) the per-sample function; a metric or a
+    callable is returned as it is."""
+    if isinstance(identifier, Metric) or callable(identifier) and \
+            not isinstance(identifier, type):
         return identifier
     if isinstance(identifier, str):
-        key = _snake(identifier) if identifier[:1].isupper() else identifier
-        cls = _BY_NAME.get(key)
-        if cls is None:
-            raise ValueError(f"metrics.get: unknown metric {identifier!r} (known: "
-                             f"{', '.join(sorted(_BY_NAME))})")
-        return cls()
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
+        if identifier in _FUNCTIONS:
+            return _FUNCTIONS[identifier]
+        raise ValueError(f"metrics.get: unknown metric {identifier!r} (known: "
+                         f"{', '.join(sorted(_CLASSES) + sorted(_FUNCTIONS))})")
     raise TypeError(f"metrics.get: expected a metric name or a Metric, got "
                     f"{type(identifier).__name__}")

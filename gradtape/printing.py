@@ -62,19 +62,34 @@ def _text(x, summarize) -> str:
         return _array_text(x, summarize)
     if isinstance(x, (list, tuple, dict)) and any(isinstance(v, Tensor)
                                                   for v in nest.flatten(x)):
-        if isinstance(x, dict):
-            return "{" + ", ".join(f"{k!r}: {_text(v, summarize)}" for k, v in x.items()) + "}"
-        inner = ", ".join(_text(v, summarize) for v in x)
-        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+        return _nested_text(x, summarize)
     return str(x)
+
+
+def _nested_text(x, summarize) -> str:
+    """A structure as TF prints one: its tensors by value, other items by ``repr``, dicts
+    in key order."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return _text(x, summarize)
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_nested_text(x[k], summarize)}"
+                               for k in sorted(x)) + "}"
+    if isinstance(x, (list, tuple)):
+        inner = ", ".join(_nested_text(v, summarize) for v in x)
+        if isinstance(x, tuple) and len(x) == 1:
+            inner += ","
+        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    return repr(x)
 
 
 def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
     """Print ``inputs`` as ``tf.print`` does: tensors by their values (the first and last
-    ``summarize`` entries of each axis around ``...``; all of them for ``summarize=-1``),
+    ``summarize`` entries of each axis around ``...``, 3 for None; all for ``-1``),
     floats with TF's digits, other objects with ``str``; to standard error by default, or
     ``output_stream``: ``sys.stdout``, ``sys.stderr``, ``"file://PATH"`` (appended), or any
     object with ``write``. Reading a device tensor waits for the device."""
+    if summarize is None:
+        summarize = 3
     if not isinstance(summarize, int) or summarize < -1 or summarize == 0:
         raise ValueError(f"print: summarize must be -1 (everything) or a positive int, got "
                          f"{summarize!r}")

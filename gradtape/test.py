@@ -24,7 +24,7 @@ def is_gpu_available(cuda_only=False, min_cuda_compute_capability=None) -> bool:
 def gpu_device_name() -> str:
     """``"/device:GPU:0"`` for the first visible GPU, ``""`` when there is none."""
     gpus = [d for d in _backend.list_devices() if d.kind == "gpu"]
-    return f"/device:GPU:{gpus[0].index}" if gpus else ""
+    return "/device:GPU:0" if gpus else ""      # (visible GPUs are numbered from 0)
 
 
 def is_built_with_cuda() -> bool:

@@ -260,8 +260,9 @@ def test_tf_config_experimental_memory_calls_port():
 
 
 def test_tf_device_setup_calls_port(monkeypatch):
-    """set_visible_devices hides GPUs (the default device moves, a hidden GPU asked for
-    raises), list_physical_devices still lists them; tf.test's queries; the CPU stays."""
+    """set_visible_devices hides GPUs and numbers the visible ones from 0, as TF (the default
+    device moves; a Device handle of a hidden GPU is refused by gt.device),
+    list_physical_devices still lists every one; tf.test's queries; the CPU stays."""
     from gradtape import backend
     fake = [backend.Device("gpu", 0), backend.Device("gpu", 1)]
     monkeypatch.setattr(backend, "_gpus", fake)
@@ -271,26 +272,34 @@ def test_tf_device_setup_calls_port(monkeypatch):
     assert gt.config.default_device() is fake[0]
     assert gt.test.is_gpu_available() and gt.test.gpu_device_name() == "/device:GPU:0"
     gpus = gt.config.list_physical_devices("GPU")
+    assert [d.device_type for d in gpus] == ["GPU", "GPU"]
     gt.config.set_visible_devices(gpus[1], "GPU")
     assert gt.config.get_visible_devices("GPU") == [fake[1]]
     assert gt.config.list_logical_devices() == [gt.get_device("cpu"), fake[1]]
     assert gt.config.list_physical_devices("GPU") == fake
-    assert gt.config.default_device() is fake[1] and gt.test.gpu_device_name() == "/device:GPU:1"
+    assert gt.config.default_device() is fake[1] and gt.test.gpu_device_name() == "/device:GPU:0"
+    assert gt.get_device("/GPU:0") is fake[1]                   # the first visible GPU
+    assert backend.physical_gpu(0) is fake[0]                   # (CUDA's numbering)
+    with pytest.raises(gt.DeviceError, match="gpu:1 was asked for but only 1 GPU\\(s\\) are "
+                                             "visible .*hid gpu:0"):
+        gt.get_device("GPU:1")
     with pytest.raises(gt.DeviceError, match="gpu:0 is hidden by gt.config.set_visible_devices"):
-        gt.get_device("GPU:0")
+        gt.device(fake[0])
     gt.config.experimental.set_visible_devices([], "GPU")
     assert gt.config.default_device() is gt.get_device("cpu")
     assert not gt.test.is_gpu_available() and gt.test.gpu_device_name() == ""
     gt.config.set_visible_devices(gt.config.list_physical_devices())
     assert gt.config.get_visible_devices("GPU") == fake
+    gt.config.set_visible_devices(gpus[0])                      # (the CPU stays visible)
+    assert gt.config.get_visible_devices() == [gt.get_device("cpu"), fake[0]]
     with pytest.raises(ValueError, match="the CPU cannot be hidden"):
-        gt.config.set_visible_devices(gpus)
+        gt.config.set_visible_devices([], "CPU")
     with pytest.raises(ValueError, match="gpu:0 is not of device_type 'CPU'"):
         gt.config.set_visible_devices([gt.get_device("cpu"), "GPU:0"], "CPU")
+    with pytest.raises(ValueError, match="strict:0 is not a CPU or GPU device"):
+        gt.config.set_visible_devices(["strict:0"])
     with pytest.raises(gt.DeviceError, match="no gpu:5"):
         gt.config.set_visible_devices(["gpu:5"], "GPU")
-    gt.config.set_visible_devices(["cpu", "/physical_device:GPU:1"])
-    assert gt.config.get_visible_devices() == [gt.get_device("cpu"), fake[1]]
 
 
 def test_tf_function_runs_the_function_eagerly():

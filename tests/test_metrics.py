@@ -47,6 +47,24 @@ def test_accuracies():
         "sparse_categorical_accuracy"
 
 
+def test_inputs_are_cast_and_squeezed_as_keras_does():
+    a = M.Accuracy()
+    a.update_state([0, 1], [0.9, 1.0])            # both cast to float32: 0.9 is not 0
+    assert a.result().numpy() == 0.5
+    b = M.BinaryAccuracy()                        # (N,) labels beside (N, 1) predictions
+    b.update_state([1.0, 0.0, 1.0, 0.0], [[0.9], [0.1], [0.8], [0.7]])
+    assert b.result().numpy() == 0.75
+    b.reset_state()
+    b.update_state([[1.0], [0.0]], [0.9, 0.8])
+    assert b.result().numpy() == 0.5
+    assert M.Accuracy()([1, 2], [[1], [2]]).numpy() == 1.0
+    assert M.MeanSquaredError()([1.0, 2.0], [[1.0], [4.0]]).numpy() == 2.0
+    # weights that cover only the leading axes weigh the mean over the others
+    m = M.Mean()
+    m.update_state(np.arange(24.0).reshape(2, 3, 4), sample_weight=[1.0, 0.0])
+    assert m.result().numpy() == pytest.approx(5.5) and m.count.numpy() == 1.0
+
+
 def test_loss_metrics_average_the_per_sample_losses():
     y, p = np.array([[1.0, 2.0], [0.0, 0.0]]), np.array([[2.0, 4.0], [0.0, 1.0]])
     assert M.MeanSquaredError()(y, p).numpy() == pytest.approx((2.5 + 0.5) / 2)
@@ -56,15 +74,19 @@ def test_loss_metrics_average_the_per_sample_losses():
 
 
 def test_get_and_bad_input():
-    assert isinstance(M.get("accuracy"), M.Accuracy) and isinstance(M.get("mse"),
-                                                                   M.MeanSquaredError)
+    # as Keras: a function name gives the function, a class name a new metric
+    assert M.get("accuracy") is M.accuracy and M.get("mse") is gt.losses.mean_squared_error
     assert isinstance(M.get("SparseCategoricalAccuracy"), M.SparseCategoricalAccuracy)
+    m = M.Mean()
+    assert M.get(m) is m
     with pytest.raises(ValueError, match="metrics.get: unknown metric 'f1'"):
         M.get("f1")
     with pytest.raises(TypeError, match="a metric's dtype must be a float dtype, got int32"):
         M.Mean(dtype="int32")
     with pytest.raises(ValueError, match="sample_weight of shape \\(3,\\) does not broadcast"):
         M.Mean().update_state([1.0, 2.0], sample_weight=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="sample_weight of shape \\(3,\\) does not broadcast"):
+        M.Mean().update_state(np.ones((2, 4)), sample_weight=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="accuracy: y_true of shape \\(2,\\) and y_pred of "
                                          "shape \\(3,\\) differ"):
         M.Accuracy()([1, 2], [1, 2, 3])
@@ -101,6 +123,14 @@ def test_keras_activations_utils_and_backend():
                                   [0, 2])
     assert gt.keras.activations.sigmoid(gt.constant(0.0)).numpy() == 0.5
     assert gt.keras.activations.get("tanh") is gt.keras.activations.tanh
+    x = gt.constant([-2.0, 0.5, 1.0, 8.0])
+    np.testing.assert_allclose(gt.keras.activations.relu(x, alpha=0.1, max_value=6.0).numpy(),
+                               [-0.2, 0.5, 1.0, 6.0])
+    np.testing.assert_allclose(gt.keras.activations.relu(x, threshold=0.75).numpy(),
+                               [0, 0, 1, 8])
+    np.testing.assert_allclose(gt.keras.activations.relu(x, alpha=0.5, threshold=1.0).numpy(),
+                               [-1.5, -0.25, 0, 8])
+    assert gt.keras.utils.to_categorical([1], num_classes=0).tolist() == [[0, 1]]
     np.testing.assert_array_equal(gt.keras.utils.to_categorical([0, 2, 1]),
                                   [[1, 0, 0], [0, 0, 1], [0, 1, 0]])
     got = gt.keras.utils.to_categorical(np.array([[1], [0]]), num_classes=4, dtype="int32")

@@ -21,15 +21,15 @@ def test_summarised_axes_and_nesting(capsys):
     gt.print(gt.range(10), output_stream=sys.stdout)
     gt.print(gt.reshape(gt.range(64), (8, 8)), output_stream=sys.stdout)
     gt.print(gt.reshape(gt.range(12), (3, 4)), summarize=-1, output_stream=sys.stdout)
-    gt.print({"a": gt.constant([1.5, -np.inf, np.nan])}, [gt.constant(1), 2], sep=" | ",
-             end="!\n", output_stream=sys.stdout)
+    gt.print({"b": gt.constant([1.5, -np.inf, np.nan]), "a": "x"}, [gt.constant(1), "2"],
+             sep=" | ", end="!\n", summarize=None, output_stream=sys.stdout)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "[0 1 2 ... 7 8 9]"
     assert lines[1:8] == ["[[0 1 2 ... 5 6 7]", " [8 9 10 ... 13 14 15]",
                           " [16 17 18 ... 21 22 23]", " ...", " [40 41 42 ... 45 46 47]",
                           " [48 49 50 ... 53 54 55]", " [56 57 58 ... 61 62 63]]"]
     assert lines[8:11] == ["[[0 1 2 3]", " [4 5 6 7]", " [8 9 10 11]]"]
-    assert lines[11] == "{'a': [1.5 -inf nan]} | [1, 2]!"
+    assert lines[11] == "{'a': 'x', 'b': [1.5 -inf nan]} | [1, '2']!"
 
 
 def test_file_streams_devices_and_bad_arguments(tmp_path, capsys):

@@ -71,10 +71,15 @@ def get_device(spec=None) -> Device:
         return CPU
     if kind == "gpu":
         from .cupy_backend import require_gpu
-        dev = require_gpu(index, _probe_gpus(), _gpu_reason)
-        if index in _hidden:
-            raise DeviceError(f"gpu:{index} is hidden by gt.config.set_visible_devices")
-        return dev
+        if not _hidden:
+            return require_gpu(index, _probe_gpus(), _gpu_reason)
+        # as TF: with GPUs hidden, gpu:N is the N-th visible one
+        visible = [g for g in _probe_gpus() if g.index not in _hidden]
+        if index >= len(visible):
+            raise DeviceError(f"gpu:{index} was asked for but only {len(visible)} GPU(s) are "
+                              f"visible (gt.config.set_visible_devices hid "
+                              f"{', '.join(f'gpu:{i}' for i in sorted(_hidden))})")
+        return visible[index]
     dev = _extra.get(f"{kind}:{index}")
     if dev is None:
         if kind == "strict":
@@ -118,6 +123,8 @@ class device_scope:
 
     def __init__(self, spec):
         self.device = get_device(spec)
+        if self.device.kind == "gpu" and self.device.index in _hidden:
+            raise DeviceError(f"{self.device} is hidden by gt.config.set_visible_devices")
 
     def __enter__(self):
         _stack().append(self.device)
@@ -128,6 +135,13 @@ class device_scope:
         return False
 
 
+def physical_gpu(index: int) -> Device:
+    """GPU ``index`` as CUDA numbers it (the device an array's memory is on), whatever
+    ``set_visible_devices`` hid."""
+    from .cupy_backend import require_gpu
+    return require_gpu(index, _probe_gpus(), _gpu_reason)
+
+
 def device_of(xp, array) -> Device:
     """The device owning ``array`` of namespace ``xp`` (for device-specific functions such as
     the special functions, called from inside an op's forward)."""
@@ -136,7 +150,7 @@ def device_of(xp, array) -> Device:
         return dev
     if xp.__name__ == "numpy":
         return CPU
-    return get_device(f"gpu:{array.device.id}")
+    return physical_gpu(array.device.id)
 
 
 def list_devices():

@@ -65,6 +65,11 @@ class Device:
         self.sync_count = 0
 
     # --- identity -------------------------------------------------------------------
+    @property
+    def device_type(self) -> str:
+        """``"CPU"`` or ``"GPU"`` (``"STRICT"``), as TF's PhysicalDevice.device_type."""
+        return self.kind.upper()
+
     def __repr__(self):
         return f"Device('{self.name}')"
 

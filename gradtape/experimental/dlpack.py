@@ -18,7 +18,7 @@ import ctypes
 
 import numpy as np
 
-from ..backend import DeviceError, get_device
+from ..backend import DeviceError, get_device, physical_gpu
 from ..tensor import Tensor
 
 __all__ = ["to_dlpack", "from_dlpack"]
@@ -136,7 +136,7 @@ def from_dlpack(dlcapsule) -> Tensor:
             raise TypeError(f"from_dlpack: NumPy cannot take this host array ({exc}); "
                             "bfloat16 and other dtypes NumPy lacks are not supported") from None
     elif kind in (_KDLCUDA, _KDLCUDAMANAGED):
-        dev = get_device(f"gpu:{index}")
+        dev = physical_gpu(index)
         with dev.activate():
             value = dev.xp.from_dlpack(obj)
     else:

@@ -35,14 +35,14 @@ ACTIVATIONS = tuple(K.ACTIVATIONS)
 
 def _device_of(array):
     """The device a raw array lives on (rules on raw arrays get no device)."""
-    from ..backend import CPU, get_device
+    from ..backend import CPU, physical_gpu
     if isinstance(array, np.ndarray):
         return CPU
     dev = getattr(array, "_device", None)          # strict device arrays
     if dev is not None:
         return dev
     if K.is_cupy_array(array):
-        return get_device(f"gpu:{array.device.id}")
+        return physical_gpu(array.device.id)
     raise TypeError(f"fused ops: cannot tell the device of a {type(array).__name__}")
 
 
