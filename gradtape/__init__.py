@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 from .dtypes import (DType, as_dtype, float16, float32, float64, int8, int16, int32, int64,
                      uint8, bool, half, double)
 from .backend import Device, DeviceError, device_scope as device, get_device
-from .tensor import Tensor, Variable, TensorShape, constant, convert_to_tensor, is_tensor
+from .tensor import (Tensor, Variable, TensorShape, TensorSpec, constant, convert_to_tensor,
+                     is_tensor)
 from . import ops as _ops  # registers every primitive
 from .registry import InvalidArgumentError
 from .tape import GradientTape, UnconnectedGradients
@@ -54,7 +55,9 @@ __all__ += ["gradients_function", "value_and_gradients_function", "implicit_grad
 
 # training stack
 from . import layers, losses, metrics, optimizers, initializers, train, keras
-__all__ += ["layers", "losses", "metrics", "optimizers", "initializers", "train", "keras"]
+from .layers import Module
+__all__ += ["layers", "losses", "metrics", "optimizers", "initializers", "train", "keras",
+            "Module"]
 
 # devices: step capture, DLPack exchange
 from .printing import print_ as print  # noqa: A001 (TF's name; kept out of __all__)

@@ -143,17 +143,44 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     if input_signature is not None and not isinstance(input_signature, (list, tuple)):
         raise TypeError(f"function: input_signature must be a list or tuple, got "
                         f"{type(input_signature).__name__}")
+    specs = None if input_signature is None else nest.flatten(list(input_signature))
 
     def wrap(f):
         if not callable(f):
             raise TypeError(f"function: expected a function, got {type(f).__name__}")
+        name = getattr(f, "__name__", "function")
 
         @functools.wraps(f)
         def run(*args, **kwargs):
+            if specs is not None:
+                _check_signature(name, specs, args, kwargs)
             return f(*args, **kwargs)
         run.python_function = f
+        run.input_signature = input_signature
         return run
     return wrap if func is None else wrap(func)
+
+
+def _check_signature(name, specs, args, kwargs):
+    """As a traced function with an input_signature: the call's arguments must fit it."""
+    from .tensor import TensorSpec
+    # (a method's self is not in the signature)
+    if args and len(nest.flatten(list(args))) == len(specs) + 1 and \
+            not isinstance(args[0], (Tensor, np.ndarray, list, tuple, int, float)):
+        args = args[1:]
+    if kwargs:
+        raise TypeError(f"function {name}: a function with an input_signature takes its "
+                        f"arguments by position, got keyword arguments {sorted(kwargs)}")
+    flat = nest.flatten(list(args))
+    if len(flat) != len(specs):
+        raise TypeError(f"function {name}: input_signature has {len(specs)} tensor(s), the "
+                        f"call passed {len(flat)}")
+    for i, (spec, value) in enumerate(zip(specs, flat)):
+        if isinstance(spec, TensorSpec) and not spec.is_compatible_with(value):
+            got = (f"shape {tuple(value._value.shape)} and dtype {value.dtype.name}"
+                   if isinstance(value, Tensor) else repr(value))
+            raise ValueError(f"function {name}: argument {i} ({got}) does not match "
+                             f"input_signature {spec}")
 
 
 class _Signature:

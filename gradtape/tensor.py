@@ -57,6 +57,63 @@ class TensorShape(tuple):
         return f"TensorShape({list(self)})"
 
 
+class TensorSpec:
+    """The shape (``None`` for any size) and dtype a tensor should have, as ``tf.TensorSpec``
+    (for ``gt.function(input_signature=...)``)."""
+
+    __slots__ = ("shape", "dtype", "name")
+
+    def __init__(self, shape, dtype="float32", name=None):
+        from .dtypes import as_dtype
+        if shape is None:
+            raise ValueError("TensorSpec: shape must be a list of sizes (None for any), "
+                             "got None")
+        dims = []
+        for d in (shape.as_list() if isinstance(shape, TensorShape) else list(shape)):
+            if d is not None and (isinstance(d, bool) or not isinstance(d, (int, np.integer))
+                                  or d < 0):
+                raise ValueError(f"TensorSpec: sizes must be non-negative ints or None, got "
+                                 f"{list(shape)}")
+            dims.append(None if d is None else int(d))
+        self.shape = TensorShape(dims)
+        self.dtype = as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None) -> "TensorSpec":
+        return cls(tuple(tensor._value.shape), tensor.dtype, name)
+
+    def is_compatible_with(self, other) -> bool:
+        """Whether a tensor (or spec) has this dtype and a shape fitting this one."""
+        if isinstance(other, TensorSpec):
+            shape, dtype = other.shape, other.dtype
+        elif isinstance(other, Tensor):
+            shape, dtype = tuple(other._value.shape), other.dtype
+        elif isinstance(other, (np.ndarray, np.generic)):
+            from .dtypes import as_dtype
+            shape, dtype = other.shape, as_dtype(other.dtype)
+        else:                   # Python numbers and lists convert to the spec's dtype
+            try:
+                shape, dtype = np.asarray(other, dtype=self.dtype.np).shape, self.dtype
+            except Exception:
+                return False
+        if dtype != self.dtype or len(shape) != len(self.shape):
+            return False
+        return all(a is None or b is None or a == b for a, b in zip(self.shape, shape))
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
+            other.shape, other.dtype, other.name)
+
+    def __hash__(self):
+        return hash((tuple(self.shape), self.dtype, self.name))
+
+    def __repr__(self):
+        shape = "(" + ", ".join("None" if d is None else str(d) for d in self.shape) + \
+            ("," if len(self.shape) == 1 else "") + ")"
+        return f"TensorSpec(shape={shape}, dtype=gt.{self.dtype.name}, name={self.name!r})"
+
+
 class Tensor:
     """An immutable multi-dimensional array on one device, tracked by gradient tapes."""
 

@@ -1291,3 +1291,37 @@ def test_made_on_the_device_without_copying_from_the_host(make):
         assert (dev.transfer_count, dev.sync_count) == (0, 0)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_tensor_spec_input_signatures_and_module():
+    spec = gt.TensorSpec([None, 3], gt.float32, name="x")
+    assert repr(spec) == "TensorSpec(shape=(None, 3), dtype=gt.float32, name='x')"
+    assert spec.is_compatible_with(gt.ones([5, 3])) and not spec.is_compatible_with(gt.ones([5]))
+    assert not spec.is_compatible_with(gt.ones([2, 3], gt.float64))
+    assert spec.is_compatible_with([[1, 2, 3]]) and not spec.is_compatible_with("text")
+    assert gt.TensorSpec.from_tensor(gt.ones([2])) == gt.TensorSpec([2])
+    with pytest.raises(ValueError, match="TensorSpec: sizes must be non-negative ints or None"):
+        gt.TensorSpec([-1])
+
+    @gt.function(input_signature=[gt.TensorSpec([None, 3], gt.float32)])
+    def total(x):
+        return gt.reduce_sum(x)
+    assert total(gt.ones([4, 3])).numpy() == 12.0
+    with pytest.raises(ValueError, match="function total: argument 0 \\(shape \\(4, 2\\) and "
+                                         "dtype float32\\) does not match input_signature"):
+        total(gt.ones([4, 2]))
+    with pytest.raises(TypeError, match="input_signature has 1 tensor\\(s\\), the call passed 2"):
+        total(gt.ones([1, 3]), gt.ones([1, 3]))
+
+    class Scale(gt.Module):                 # tf.Module with a traced __call__
+        def __init__(self):
+            super().__init__()
+            self.w = gt.Variable(2.0)
+            self.extra = [gt.Variable([1.0], trainable=False)]
+
+        @gt.function(input_signature=[gt.TensorSpec([], gt.float32)])
+        def __call__(self, x):
+            return self.w * x
+    m = Scale()
+    assert m(gt.constant(3.0)).numpy() == 6.0 and m(1.5).numpy() == 3.0
+    assert m.name == "scale" and len(m.variables) == 2 and m.trainable_variables == [m.w]
