@@ -61,6 +61,12 @@ __all__ += ["layers", "losses", "metrics", "optimizers", "initializers", "train"
 
 # devices: step capture, DLPack exchange
 from .printing import print_ as print  # noqa: A001 (TF's name; kept out of __all__)
+from .control_flow import (cond, switch_case, while_loop, map_fn, vectorized_map, py_function,
+                           numpy_function)
+__all__ += ["cond", "switch_case", "while_loop", "map_fn", "vectorized_map", "py_function",
+            "numpy_function"]
+from .array_ops import roll, meshgrid, sequence_mask
+__all__ += ["roll", "meshgrid", "sequence_mask"]
 from .capture import CaptureError, capture, function
 from . import experimental, test
 __all__ += ["capture", "CaptureError", "function", "experimental", "test"]

@@ -38,7 +38,8 @@ from .tensor import Tensor, Variable, convert_to_tensor
 __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv2D",
            "MaxPool2D", "MaxPooling2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout",
            "LayerNormalization", "BatchNormalization", "Embedding", "Activation", "ReLU",
-           "Reshape", "get_activation", "activation_names"]
+           "Reshape", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
+           "GlobalMaxPool2D", "get_activation", "activation_names"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -119,13 +120,12 @@ _name_lock = threading.Lock()
 
 
 def _snake_case(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and (not name[i - 1].isupper() or
-                                   (i + 1 < len(name) and name[i + 1].islower())):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
+    """Keras' default layer names: ``Conv2D`` -> ``conv2d``, ``BatchNormalization`` ->
+    ``batch_normalization``, ``GlobalAveragePooling2D`` -> ``global_average_pooling2d``."""
+    import re
+    intermediate = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    out = re.sub(r"([a-z])([A-Z])", r"\1_\2", intermediate).lower()
+    return out if not out.startswith("_") else "private" + out
 
 
 def _unique_name(base):
@@ -743,6 +743,44 @@ class AveragePooling2D(_Pool2D):
 
 MaxPooling2D = MaxPool2D
 AvgPool2D = AveragePooling2D
+
+
+class _GlobalPool2D(Layer):
+    _reduce = None
+
+    def __init__(self, data_format=None, keepdims=False, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError(f"{type(self).__name__}: data_format must be 'channels_last' or "
+                             f"'channels_first', got {data_format!r}")
+        self.data_format = data_format or "channels_last"
+        self.keepdims = bool(keepdims)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        from .ops import reduce as _red
+        axes = [1, 2] if self.data_format == "channels_last" else [2, 3]
+        return getattr(_red, self._reduce)(inputs, axis=axes, keepdims=self.keepdims)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format,
+                "keepdims": self.keepdims}
+
+
+class GlobalAveragePooling2D(_GlobalPool2D):
+    """The mean over the spatial axes of 4-D inputs: ``(batch, channels)``."""
+
+    _reduce = "reduce_mean"
+
+
+class GlobalMaxPooling2D(_GlobalPool2D):
+    """The maximum over the spatial axes of 4-D inputs: ``(batch, channels)``."""
+
+    _reduce = "reduce_max"
+
+
+GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalMaxPool2D = GlobalMaxPooling2D
 
 
 class Flatten(Layer):
