@@ -35,7 +35,7 @@ from .ops import math as _m
 from .ops import shape as _sh
 from .tensor import Tensor, Variable, convert_to_tensor
 
-__all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv2D",
+__all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv1D", "Conv2D",
            "MaxPool2D", "MaxPooling2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout",
            "LayerNormalization", "BatchNormalization", "Embedding", "Activation", "ReLU",
            "Reshape", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
@@ -691,6 +691,74 @@ class Conv2D(Layer):
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "dilation_rate": self.dilation_rate,
                 "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+
+
+class Conv1D(Layer):
+    """1-D convolution over ``(batch, steps, channels)`` inputs, kernel ``(kernel_size,
+    in_channels, filters)``; ``padding`` ``"valid"``, ``"same"`` or ``"causal"`` (zeros on
+    the left only, so step t sees steps up to t)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Conv1D: only data_format='channels_last' (NWC) is supported, got "
+                             f"{data_format!r}")
+        self.filters = _positive_int(filters, "filters", "Conv1D")
+        self.kernel_size = _single(kernel_size, "kernel_size")
+        self.strides = _single(strides, "strides")
+        self.dilation_rate = _single(dilation_rate, "dilation_rate")
+        if not isinstance(padding, str) or padding.lower() not in ("valid", "same", "causal"):
+            raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got "
+                             f"{padding!r}")
+        self.padding = padding.lower()
+        if self.strides != 1 and self.dilation_rate != 1:
+            raise ValueError("Conv1D: strides > 1 together with dilation_rate > 1 is not "
+                             "supported (as in TensorFlow)")
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+        self.input_spec = InputSpec(ndim=3)
+
+    def build(self, input_shape):
+        in_ch = int(input_shape[-1])
+        extent = (self.kernel_size - 1) * self.dilation_rate + 1
+        if self.padding == "valid" and input_shape[1] < extent:
+            raise ValueError(f"Conv1D layer '{self.name}': input length {input_shape[1]} is "
+                             f"smaller than the kernel's extent {extent} with padding 'valid' "
+                             f"(input shape {tuple(input_shape)})")
+        self.kernel = self.add_weight("kernel", (self.kernel_size, in_ch, self.filters),
+                                      self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(ndim=3, axes={-1: in_ch})
+
+    def call(self, inputs):
+        from . import nn
+        if self.padding == "causal":
+            padding = [[0, 0], [(self.kernel_size - 1) * self.dilation_rate, 0], [0, 0]]
+        else:
+            padding = self.padding.upper()
+        y = nn.conv1d(inputs, self.kernel, self.strides, padding,
+                      dilations=self.dilation_rate)
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not _linear else y
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": (self.kernel_size,), "strides": (self.strides,),
+                "padding": self.padding, "dilation_rate": (self.dilation_rate,),
+                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+
+
+def _single(value, what):
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    return _positive_int(value, what, "Conv1D")
 
 
 class _Pool2D(Layer):

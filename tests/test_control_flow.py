@@ -122,3 +122,69 @@ def test_global_pooling_layers_and_keras_layer_names():
     assert [n.rsplit("_", 1)[0] if n[-1].isdigit() and "_" in n and
             n.rsplit("_", 1)[1].isdigit() else n for n in names] == \
         ["conv2d", "batch_normalization", "global_average_pooling2d"]
+
+
+def _conv1d_reference(x, w, stride=1, pad=(0, 0), dilation=1):
+    x = np.pad(x, ((0, 0), pad, (0, 0)))
+    k = w.shape[0]
+    extent = (k - 1) * dilation + 1
+    n_out = (x.shape[1] - extent) // stride + 1
+    return np.stack([sum(x[:, i * stride + j * dilation, :] @ w[j] for j in range(k))
+                     for i in range(n_out)], 1)
+
+
+def test_conv1d_values_gradients_and_formats():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 11, 3))
+    w = rng.standard_normal((3, 3, 4))
+    np.testing.assert_allclose(gt.nn.conv1d(x, w, 1, "VALID").numpy(), _conv1d_reference(x, w),
+                               rtol=1e-10)
+    np.testing.assert_allclose(gt.nn.conv1d(x, w, [1, 2, 1], [[0, 0], [2, 1], [0, 0]]).numpy(),
+                               _conv1d_reference(x, w, 2, (2, 1)), rtol=1e-10)
+    np.testing.assert_allclose(gt.nn.conv1d(x, w, 1, "SAME", dilations=2).numpy(),
+                               _conv1d_reference(x, w, 1, (2, 2), 2), rtol=1e-10)
+    ncw = gt.nn.conv1d(np.transpose(x, (0, 2, 1)), w, 1, "VALID", data_format="NCW")
+    np.testing.assert_allclose(ncw.numpy(), np.transpose(_conv1d_reference(x, w), (0, 2, 1)),
+                               rtol=1e-10)
+    check_grads(lambda a, b: gt.nn.conv1d(a, b, 2, "SAME"), [x[:, :7], w])
+    with pytest.raises(ValueError, match="conv1d: input must have rank 3"):
+        gt.nn.conv1d(x[0], w, 1, "VALID")
+    with pytest.raises(ValueError, match="conv1d: stride must be an int or a list of 1 or 3"):
+        gt.nn.conv1d(x, w, [2, 2, 1], "VALID")
+    with pytest.raises(ValueError, match="conv1d: explicit padding must be"):
+        gt.nn.conv1d(x, w, 1, [[1, 0], [0, 0], [0, 0]])
+
+
+def test_conv1d_layer_paddings_and_the_device_kernels(monkeypatch):
+    from test_kernels import _host_cuda, _strict_kernels
+    x = np.random.default_rng(4).standard_normal((2, 10, 3)).astype(np.float32)
+    shapes = {p: gt.keras.layers.Conv1D(4, 3, padding=p)(x).shape
+              for p in ("valid", "same", "causal")}
+    assert shapes == {"valid": (2, 8, 4), "same": (2, 10, 4), "causal": (2, 10, 4)}
+    causal = gt.keras.layers.Conv1D(2, 3, padding="causal", dilation_rate=2)
+    y = causal(x).numpy()
+    later = x.copy()
+    later[:, 6:] += 1.0                       # step t sees only steps up to t
+    np.testing.assert_allclose(causal(later).numpy()[:, :6], y[:, :6], rtol=1e-6)
+    assert not np.allclose(causal(later).numpy()[:, 6:], y[:, 6:])
+    assert causal.name.startswith("conv1d") and causal.get_config()["padding"] == "causal"
+    with pytest.raises(ValueError, match="Conv1D: padding must be 'valid', 'same' or 'causal'"):
+        gt.keras.layers.Conv1D(2, 3, padding="full")
+    if _host_cuda.compiler() is None:
+        return
+    w = np.random.default_rng(5).standard_normal((3, 3, 2)).astype(np.float32)
+
+    def run():
+        xv, wv = gt.Variable(x), gt.Variable(w)
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_sum(gt.nn.conv1d(xv, wv, 1, "SAME") ** 2)
+        return [loss.numpy()] + [g.numpy() for g in tape.gradient(loss, [xv, wv])]
+    with gt.device("cpu"):
+        want = run()
+    launches = []
+    _strict_kernels(monkeypatch, launches)
+    with gt.device("strict:0"):
+        got = run()
+    assert {"im2col_f32", "col2im_add_f32"} <= set(launches)
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(g, wnt, rtol=2e-5, atol=2e-5)

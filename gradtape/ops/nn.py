@@ -26,7 +26,7 @@ __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
     "softmax", "log_softmax", "sigmoid_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits", "l2_loss",
-    "bias_add", "conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "max_pool",
+    "bias_add", "conv1d", "conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "max_pool",
     "avg_pool", "moments", "batch_normalization", "l2_normalize", "compute_average_loss",
     "dropout", "embedding_lookup",
 ]
@@ -965,6 +965,69 @@ def _to_nhwc(x, channels_first):
 def _from_nhwc(y, channels_first):
     from .shape import transpose
     return transpose(y, (0, 3, 1, 2)) if channels_first else y
+
+
+def _one_int(value, opname, what, default=1):
+    """``stride``/``dilations`` of a 1-D op: an int, or a list of 1 or 3 (``[1, s, 1]``)."""
+    if value is None:
+        return default
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        out = int(value)
+    else:
+        try:
+            vals = [int(v) for v in value]
+        except TypeError:
+            raise TypeError(f"{opname}: {what} must be an int or a list of 1 or 3 ints, got "
+                            f"{value!r}") from None
+        if len(vals) == 1:
+            out = vals[0]
+        elif len(vals) == 3 and vals[0] == 1 and vals[2] == 1:
+            out = vals[1]
+        else:
+            raise ValueError(f"{opname}: {what} must be an int or a list of 1 or 3 ints with "
+                             f"1 on the batch and channel axes, got {value!r}")
+    if out <= 0:
+        raise ValueError(f"{opname}: {what} must be positive, got {value!r}")
+    return out
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,
+           name=None) -> Tensor:
+    """1-D convolution, as ``tf.nn.conv1d``: ``input`` ``[N, W, C]`` (``"NCW"``:
+    ``[N, C, W]``), ``filters`` ``[K, C, O]``; ``padding`` ``"SAME"``, ``"VALID"`` or explicit
+    ``[[0, 0], [left, right], [0, 0]]``. Computed as a conv2d of height 1 (so on a GPU by the
+    window kernels)."""
+    opname = "conv1d"
+    x = _float_input(input, opname)
+    w = _same_float(opname, x, filters, "filters")
+    if data_format not in ("NWC", "NCW", None):
+        raise ValueError(f"{opname}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    if x._value.ndim != 3:
+        raise ValueError(f"{opname}: input must have rank 3 ({data_format or 'NWC'}), got "
+                         f"shape {tuple(x._value.shape)}")
+    if w._value.ndim != 3:
+        raise ValueError(f"{opname}: filters must have rank 3 [width, in_channels, "
+                         f"out_channels], got shape {tuple(w._value.shape)}")
+    s = _one_int(stride, opname, "stride")
+    d = _one_int(dilations, opname, "dilations")
+    if isinstance(padding, str):
+        pad2 = padding
+    else:
+        try:
+            p = [[int(a), int(b)] for a, b in padding]
+        except (TypeError, ValueError):
+            raise ValueError(f"{opname}: padding must be 'SAME', 'VALID' or [[0, 0], [left, "
+                             f"right], [0, 0]], got {padding!r}") from None
+        if len(p) != 3 or p[0] != [0, 0] or p[2] != [0, 0]:
+            raise ValueError(f"{opname}: explicit padding must be [[0, 0], [left, right], "
+                             f"[0, 0]], got {padding!r}")
+        pad2 = [[0, 0], [0, 0], p[1], [0, 0]]
+    from .shape import expand_dims, squeeze, transpose
+    if data_format == "NCW":
+        x = transpose(x, [0, 2, 1])
+    y = conv2d(expand_dims(x, 1), expand_dims(w, 0), [1, s], pad2, dilations=[1, d])
+    y = squeeze(y, [1])
+    return transpose(y, [0, 2, 1]) if data_format == "NCW" else y
 
 
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
