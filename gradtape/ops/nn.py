@@ -967,6 +967,21 @@ def _from_nhwc(y, channels_first):
     return transpose(y, (0, 3, 1, 2)) if channels_first else y
 
 
+def _conv_operands(opname, input, filters, layout, filter_layout):
+    """The input and filters of a convolution as float tensors of one dtype, of the rank
+    ``layout`` (``"NHWC"`` ...) has."""
+    x = _float_input(input, opname)
+    w = _same_float(opname, x, filters, "filters")
+    rank = len(layout)
+    if x._value.ndim != rank:
+        raise ValueError(f"{opname}: input must have rank {rank} ({layout}), got shape "
+                         f"{tuple(x._value.shape)}")
+    if w._value.ndim != rank:
+        raise ValueError(f"{opname}: filters must have rank {rank} {filter_layout}, got shape "
+                         f"{tuple(w._value.shape)}")
+    return x, w
+
+
 def _one_int(value, opname, what, default=1):
     """``stride``/``dilations`` of a 1-D op: an int, or a list of 1 or 3 (``[1, s, 1]``)."""
     if value is None:
@@ -998,16 +1013,10 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,
     ``[[0, 0], [left, right], [0, 0]]``. Computed as a conv2d of height 1 (so on a GPU by the
     window kernels)."""
     opname = "conv1d"
-    x = _float_input(input, opname)
-    w = _same_float(opname, x, filters, "filters")
     if data_format not in ("NWC", "NCW", None):
         raise ValueError(f"{opname}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
-    if x._value.ndim != 3:
-        raise ValueError(f"{opname}: input must have rank 3 ({data_format or 'NWC'}), got "
-                         f"shape {tuple(x._value.shape)}")
-    if w._value.ndim != 3:
-        raise ValueError(f"{opname}: filters must have rank 3 [width, in_channels, "
-                         f"out_channels], got shape {tuple(w._value.shape)}")
+    x, w = _conv_operands(opname, input, filters, data_format or "NWC",
+                          "[width, in_channels, out_channels]")
     s = _one_int(stride, opname, "stride")
     d = _one_int(dilations, opname, "dilations")
     if isinstance(padding, str):
@@ -1036,15 +1045,9 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     ``[KH, KW, C, O]`` -> ``[N, OH, OW, O]``. ``padding`` is ``"SAME"``, ``"VALID"`` or
     explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``."""
     opname = "conv2d"
-    x = _float_input(input, opname)
-    w = _same_float(opname, x, filters, "filters")
     cf = _data_format(data_format, opname)
-    if x._value.ndim != 4:
-        raise ValueError(f"{opname}: input must have rank 4 ({'NCHW' if cf else 'NHWC'}), got "
-                         f"shape {tuple(x._value.shape)}")
-    if w._value.ndim != 4:
-        raise ValueError(f"{opname}: filters must have rank 4 [height, width, in_channels, "
-                         f"out_channels], got shape {tuple(w._value.shape)}")
+    x, w = _conv_operands(opname, input, filters, "NCHW" if cf else "NHWC",
+                          "[height, width, in_channels, out_channels]")
     x = _to_nhwc(x, cf)
     n, h, wd, c = x._value.shape
     kh, kw, fc, o = w._value.shape
