@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import device_scope
+from .dtypes import as_dtype
 from .ops._util import as_tensor
 from .ops.core import broadcast_to, cast
 from .ops.math import less
@@ -82,11 +84,7 @@ def sequence_mask(lengths, maxlen=None, dtype="bool", name=None) -> Tensor:
         maxlen = int(reduce_max(lens).numpy()) if lens._value.size else 0
     elif isinstance(maxlen, Tensor):
         maxlen = int(maxlen.numpy())
-    maxlen = max(int(maxlen), 0)
-    with_device = lens.device
-    from .backend import device_scope
-    with device_scope(with_device):
-        steps = _range(maxlen, dtype=lens.dtype)
+    with device_scope(lens.device):
+        steps = _range(max(int(maxlen), 0), dtype=lens.dtype)
     mask = less(steps, expand_dims(lens, -1))
-    from .dtypes import as_dtype
     return mask if as_dtype(dtype).np == np.bool_ else cast(mask, dtype)

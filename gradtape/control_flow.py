@@ -92,10 +92,10 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
     if n is None or any(not e.ndim or e._value.shape[0] != n for e in flat):
         raise ValueError(f"map_fn: every tensor of elems needs the same first axis, got "
                          f"shapes {[tuple(e._value.shape) for e in flat]}")
-    slices = [unstack(e, num=n) for e in flat]
-    results = [fn(nest.pack_sequence_as(elems, [s[i] for s in slices])) for i in range(n)]
     if n == 0:
         raise ValueError("map_fn: elems is empty along axis 0 (the output shape is unknown)")
+    slices = [unstack(e, num=n) for e in flat]
+    results = [fn(nest.pack_sequence_as(elems, [s[i] for s in slices])) for i in range(n)]
     first = nest.flatten(results[0])
     columns = [[convert_to_tensor(nest.flatten(r)[j]) for r in results]
                for j in range(len(first))]

@@ -57,7 +57,7 @@ def _array_text(a: np.ndarray, summarize: int, indent: int = 0) -> str:
 
 def _text(x, summarize) -> str:
     if isinstance(x, Tensor):
-        return _array_text(x.numpy() if x._value.ndim else np.asarray(x.numpy()), summarize)
+        return _array_text(np.asarray(x.numpy()), summarize)
     if isinstance(x, np.ndarray):
         return _array_text(x, summarize)
     if isinstance(x, (list, tuple, dict)) and any(isinstance(v, Tensor)

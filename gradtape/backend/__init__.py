@@ -74,7 +74,7 @@ def get_device(spec=None) -> Device:
         if not _hidden:
             return require_gpu(index, _probe_gpus(), _gpu_reason)
         # as TF: with GPUs hidden, gpu:N is the N-th visible one
-        visible = [g for g in _probe_gpus() if g.index not in _hidden]
+        visible = _visible_gpus()
         if index >= len(visible):
             raise DeviceError(f"gpu:{index} was asked for but only {len(visible)} GPU(s) are "
                               f"visible (gt.config.set_visible_devices hid "
@@ -97,7 +97,7 @@ def default_device() -> Device:
         if env:
             _default = get_device(env)
         else:
-            gpus = [g for g in _probe_gpus() if g.index not in _hidden]
+            gpus = _visible_gpus()
             _default = gpus[0] if gpus else CPU
     return _default
 
@@ -156,7 +156,11 @@ def device_of(xp, array) -> Device:
 def list_devices():
     """Every usable device: the CPU and each CUDA GPU not hidden by
     :func:`set_visible_gpus`."""
-    return [CPU] + [g for g in _probe_gpus() if g.index not in _hidden]
+    return [CPU] + _visible_gpus()
+
+
+def _visible_gpus():
+    return [g for g in _probe_gpus() if g.index not in _hidden]
 
 
 def physical_devices():

@@ -848,7 +848,6 @@ def window_arrays_ok(*arrays) -> bool:
 def _window_out(name, a):
     if not a.flags.c_contiguous:
         raise ValueError(f"{name}: the output array must be C-contiguous")
-    return a
 
 
 def _i64(*values):

@@ -529,21 +529,23 @@ class _StrictRandomState:
 # Names the strict namespace serves beyond CuPy's: host-side helpers ops look up with a
 # fallback (``getattr(xp, "errstate", None)``).
 _NOT_CUPY_OK = frozenset({"errstate"})
-_CUPY = []
+_CUPY_NAMESPACES: dict = {}
 
 
 def _cupy_namespace(prefix):
     """CuPy's module for namespace ``prefix`` (``xp``, ``xp.linalg`` ...) when CuPy imports
     (no GPU needed), else None: then the strict device does not check names against it."""
-    if not _CUPY:
-        try:
-            import cupy
-        except Exception:  # not installed, or a broken CUDA install: nothing to check against
-            cupy = None
-        _CUPY.append(cupy)
-    mod = _CUPY[0]
+    try:
+        return _CUPY_NAMESPACES[prefix]
+    except KeyError:
+        pass
+    try:
+        import cupy as mod
+    except Exception:  # not installed, or a broken CUDA install: nothing to check against
+        mod = None
     for part in prefix.split(".")[1:]:
         mod = getattr(mod, part, None) if mod is not None else None
+    _CUPY_NAMESPACES[prefix] = mod
     return mod
 
 
