@@ -14,13 +14,12 @@ step may update metrics); ``result()`` is a tensor.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from . import losses as _losses
 from ._config import Configurable
 from .dtypes import as_dtype
+from .layers import _snake_case
 from .ops.core import broadcast_to, cast, zeros_like
 from .ops.math import equal, greater
 from .ops.reduce import argmax, reduce_mean, reduce_sum
@@ -32,10 +31,6 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "MeanAbsoluteError", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "BinaryCrossentropy", "accuracy", "binary_accuracy", "categorical_accuracy",
            "sparse_categorical_accuracy", "get"]
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _tensor(x, what, metric):
@@ -53,7 +48,7 @@ class Metric(Configurable):
     ``result``, ``reset_state``; calling a metric updates it and returns its result."""
 
     def __init__(self, name=None, dtype=None):
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or _snake_case(type(self).__name__)
         self._dtype = np.dtype(as_dtype(dtype or "float32").np)
         if self._dtype.kind != "f":
             raise TypeError(f"{self.name}: a metric's dtype must be a float dtype, got "
