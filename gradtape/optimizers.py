@@ -515,6 +515,7 @@ class Optimizer:
         fusable = self._fusable()
         # NumPy variables: one C pass per variable where the optimizer has one
         host_pass = fusable and _speedups is not None and type(lr) is float
+        fused = {}      # (device, dtype char) -> (lr, step from 1, [variable items])
         for g, v in zip(grads, (v for _, v in live)):
             dev = v._device
             # On a device, the count comes from the iterations Variable's buffer (no host
@@ -535,18 +536,18 @@ class Optimizer:
                 if new is not None:
                     v._assign_array(new)
                     continue
+            slot_arrays = {k: s._value for k, s in slots.items()}
+            scalar = p.ndim == 0
+            if fusable and dev.fused_updates and not scalar and p.dtype.char in "fd":
+                # the kernels: one launch per group of variables of a device and dtype (below)
+                group = fused.get((dev, p.dtype.char))
+                if group is None:
+                    group = fused[(dev, p.dtype.char)] = (lr_v, next_it if on_device
+                                                          else step + 1, [])
+                sole = _sole_buffer(p, dev)     # (before p is on the stack of a tuple)
+                group[2].append((v, p, g, slot_arrays, sole))
+                continue
             with dev.activate() if dev.needs_switch else _NO_SWITCH:
-                slot_arrays = {k: s._value for k, s in slots.items()}
-                scalar = p.ndim == 0
-                if fusable and dev.fused_updates and not scalar and p.dtype.itemsize >= 4:
-                    # (the kernels take float32 and float64)
-                    # one kernel per variable updates a copy of it and its slots in place
-                    # (the copy: values that tapes saved keep the old buffer)
-                    new = p.copy()          # C order (xp.copy keeps a Fortran layout)
-                    self._fused_update(dev.xp, new, g, slot_arrays, lr_v,
-                                       next_it if on_device else step + 1)
-                    v._assign_array(new)
-                    continue
                 if scalar:
                     # NumPy turns 0-d results into scalars; work on 1-element views.
                     p, g = p.reshape(1), g.reshape(1)
@@ -559,6 +560,8 @@ class Optimizer:
                 if scalar:
                     new = new.reshape(())
             v._assign_array(new)
+        for (dev, _), (lr_v, t, items) in fused.items():
+            self._apply_fused(dev, lr_v, t, items)
         it._assign_array(next_it)
         self._step_host = step + 1
         self._step_array = it._value
@@ -599,9 +602,29 @@ class Optimizer:
         included) with one fused kernel."""
         return False
 
-    def _fused_update(self, xp, p, g, slots, lr, t):
-        """Update ``p`` and the slots in place with a kernel of backend.kernels; ``t`` is the
-        step number from 1 (an int or a device 0-d array)."""
+    def _apply_fused(self, dev, lr, t, items):
+        """Update the variables of ``items`` ((variable, buffer, gradient, slot arrays,
+        whether nothing else holds the buffer) of one device and dtype) with the
+        multi-tensor kernels: one launch per ``backend.kernels.MULTI`` variables. A buffer
+        that nothing else holds (no tape saved it, no tensor or view shares it) and is
+        C-contiguous is updated in place, as PyTorch's optimizers do; any other variable gets
+        a new (C-ordered) buffer, so the
+        values a tape or a tensor holds stay as they were. The slots are updated in place."""
+        xp = dev.xp
+        params = [p for _, p, _, _, _ in items]
+        outs = [p if sole and p.flags.c_contiguous else xp.empty(p.shape, p.dtype)
+                for _, p, _, _, sole in items]
+        with dev.activate() if dev.needs_switch else _NO_SWITCH:
+            self._fused_update(xp, params, outs, [g for _, _, g, _, _ in items],
+                               [slots for _, _, _, slots, _ in items], lr, t)
+        for (v, _, _, _, _), out in zip(items, outs):
+            v._assign_array(out)
+
+    def _fused_update(self, xp, params, outs, grads, slots, lr, t):
+        """Update variables of one dtype with the multi-tensor kernels of backend.kernels:
+        each of ``params`` written to the same entry of ``outs`` (the parameter itself for an
+        update in place), ``slots`` (a dict of slot arrays per variable) in place; ``t`` is
+        the step number from 1 (an int or a device 0-d array)."""
         raise NotImplementedError(f"{type(self).__name__} has no fused update")
 
     def _host_update(self, p, g, slots, lr, step):
@@ -658,6 +681,31 @@ def _wrap(array, like):
 
 
 _NO_SWITCH = contextlib.nullcontext()   # (reusable: it keeps no state)
+
+
+def _buffer_refs(p) -> int:
+    return sys.getrefcount(p)
+
+
+def _sole_buffer(p, dev) -> bool:
+    """Whether ``p``, a Variable's buffer bound to one local of the caller, is referenced by
+    nothing else: no tape saved it, no tensor, view (a view references its base) or exported
+    capsule shares it, so writing it in place changes no value anyone else can see. A buffer
+    that is itself a view is never written in place (its base may have other views)."""
+    return _buffer_refs(p) <= _SOLE_REFS and dev.owns_memory(p)
+
+
+def _probe(p) -> int:           # the calls of _sole_buffer
+    return _buffer_refs(p)
+
+
+def _calibrate(holder) -> int:  # a buffer bound as Optimizer._apply binds it
+    p = holder.value
+    return _probe(p)
+
+
+# what _sole_buffer counts for a buffer held by its Variable and the caller's local only
+_SOLE_REFS = _calibrate(types.SimpleNamespace(value=object()))
 
 
 def _check_variable(v, cls):
@@ -748,9 +796,10 @@ class SGD(Optimizer):
     def _fusable(self):
         return not self.weight_decay and type(self)._update is SGD._update
 
-    def _fused_update(self, xp, p, g, slots, lr, t):
-        _kernels.sgd_momentum_update(xp, p, g, slots["momentum"] if self.momentum else None,
-                                     lr, self.momentum, self.nesterov)
+    def _fused_update(self, xp, params, outs, grads, slots, lr, t):
+        _kernels.sgd_momentum_update_multi(
+            xp, params, grads, [s["momentum"] for s in slots] if self.momentum else None, lr,
+            self.momentum, self.nesterov, outs=outs)
 
     def _host_update(self, p, g, slots, lr, step):
         mom = slots.get("momentum")
@@ -810,9 +859,10 @@ class Adam(Optimizer):
         # (a subclass with its own _update is not what the kernel computes)
         return not self.amsgrad and type(self)._update is Adam._update
 
-    def _fused_update(self, xp, p, g, slots, lr, t):
-        _kernels.adam_update(xp, p, g, slots["m"], slots["v"], lr, t, self.beta_1,
-                             self.beta_2, self.epsilon, float(self.weight_decay or 0.0))
+    def _fused_update(self, xp, params, outs, grads, slots, lr, t):
+        _kernels.adam_update_multi(xp, params, grads, [s["m"] for s in slots],
+                                   [s["v"] for s in slots], lr, t, self.beta_1, self.beta_2,
+                                   self.epsilon, float(self.weight_decay or 0.0), outs=outs)
 
     def _host_update(self, p, g, slots, lr, step):
         m, v = slots["m"], slots["v"]

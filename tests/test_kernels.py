@@ -498,6 +498,81 @@ def test_optimizer_kernels_update_in_place_like_the_reference(kd, dtype):
             np.testing.assert_allclose(kd.get(a), b, **tol)
 
 
+# shapes of a multi-tensor update: more than one launch (MULTI a launch), an empty one, a
+# scalar, one longer than a block's stride
+_MULTI_SHAPES = [(300, 7), (7,), (0, 3), (), (2, 2, 2), (1,), (513,), (4, 5), (3,), (9, 1),
+                 (70,)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_place", [True, False], ids=["in-place", "to-outs"])
+def test_multi_tensor_optimizer_kernels_match_the_reference(kd, dtype, in_place):
+    """One launch updates up to MULTI parameters: each written where asked (in place, or to
+    its own output with the input left as it was), its state in place, as the per-parameter
+    reference computes it; SGD without momentum, with momentum and Nesterov, Adam and AdamW
+    with a device learning rate and step."""
+    rng = np.random.default_rng(16)
+    assert len(_MULTI_SHAPES) > K.MULTI
+    p0 = [rng.standard_normal(s).astype(dtype) for s in _MULTI_SHAPES]
+    g = [rng.standard_normal(s).astype(dtype) for s in _MULTI_SHAPES]
+    tol = _tol(dtype) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-6)
+
+    def run(update, n_state, fill, **kw):
+        params = [kd.put(a) for a in p0]
+        ptrs = [kd.ptr(a) for a in params]
+        state = [[kd.full(s, fill, dtype) for s in _MULTI_SHAPES] for _ in range(n_state)]
+        outs = None if in_place else [kd.put(np.zeros_like(a)) for a in p0]
+        update(kd.xp, params, [kd.put(a) for a in g], *state, outs=outs, **kw)
+        if in_place:
+            assert [kd.ptr(a) for a in params] == ptrs
+            return [kd.get(a) for a in params], [[kd.get(a) for a in s] for s in state]
+        for a, want in zip(params, p0):
+            np.testing.assert_array_equal(kd.get(a), want)     # the inputs are only read
+        return [kd.get(a) for a in outs], [[kd.get(a) for a in s] for s in state]
+
+    def check(got, ref_update, n_state, fill):
+        params, state = got
+        for i, shape in enumerate(_MULTI_SHAPES):
+            rp = p0[i].copy()
+            rs = [np.full(shape, fill, dtype) for _ in range(n_state)]
+            ref_update(rp, g[i], *rs)
+            np.testing.assert_allclose(params[i], rp, **tol)
+            for a, b in zip(state, rs):
+                np.testing.assert_allclose(a[i], b, **tol)
+
+    for momentum, nesterov in ((0.0, False), (0.9, False), (0.9, True)):
+        if momentum:
+            got = run(K.sgd_momentum_update_multi, 1, 0.25, lr=0.1, momentum=momentum,
+                      nesterov=nesterov)
+            check(got, lambda p, gi, v: K.reference_sgd_momentum_update(
+                np, p, gi, v, 0.1, momentum, nesterov), 1, 0.25)
+        else:
+            got = run(lambda xp, ps, gs, outs: K.sgd_momentum_update_multi(
+                xp, ps, gs, None, 0.1, outs=outs), 0, 0)
+            check(got, lambda p, gi: K.reference_sgd_momentum_update(np, p, gi, None, 0.1),
+                  0, 0)
+    for wd, lr, step in ((0.0, 0.01, 3), (0.05, kd.put(np.asarray(0.01, dtype)),
+                                          kd.put(np.asarray(3)))):
+        got = run(K.adam_update_multi, 2, 0.2, lr=lr, step=step, weight_decay=wd)
+        check(got, lambda p, gi, m, v: K.reference_adam_update(np, p, gi, m, v, 0.01, 3,
+                                                                weight_decay=wd), 2, 0.2)
+
+
+def test_multi_tensor_updates_refuse_mismatched_lists_before_writing():
+    p = [np.ones(3), np.ones((2, 2))]
+    g = [np.ones(3), np.ones((2, 2))]
+    v = [np.zeros(3), np.zeros((2, 2))]
+    with pytest.raises(ValueError, match=r"sgd_momentum_update_multi: 2 parameters but 1 grads"):
+        K.sgd_momentum_update_multi(np, p, g[:1], v, 0.1, 0.9)
+    with pytest.raises(ValueError, match=r"adam_update_multi: v 1 has shape \(3,\)"):
+        K.adam_update_multi(np, p, g, v, [np.zeros(3), np.zeros(3)], 0.1, 1)
+    with pytest.raises(ValueError, match=r"one dtype, got \['float32', 'float64'\]"):
+        K.sgd_momentum_update_multi(np, [p[0], np.ones(2, np.float32)], g, None, 0.1)
+    with pytest.raises(ValueError, match=r"out 0 has shape \(2,\)"):
+        K.sgd_momentum_update_multi(np, p, g, v, 0.1, 0.9, outs=[np.ones(2), np.ones((2, 2))])
+    assert (p[0] == 1).all() and (v[0] == 0).all()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_embedding_backward_kernel_matches_reference(kd, dtype):
     rng = np.random.default_rng(7)

@@ -2,6 +2,8 @@
 import math
 import warnings
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -462,13 +464,13 @@ def test_schedules_on_the_device_equal_the_host(schedule):
     lambda: gt.optimizers.AdamW(0.05, weight_decay=0.1),
 ], ids=["sgd", "momentum", "nesterov", "adam", "adam-wd", "adamw"])
 def test_fused_updates_off_the_host_match_the_cpu(make, monkeypatch):
-    """Off the host (CuPy, and the strict device in CI) SGD, Adam and AdamW update each
-    variable with one call of the fused kernels in backend.kernels (their NumPy references
-    where there is no GPU): same numbers as the CPU's update, slots included, and the value a
-    tape saved before the step is left as it was."""
+    """Off the host (CuPy, and the strict device in CI) SGD, Adam and AdamW update all
+    variables with one call of the multi-tensor kernels in backend.kernels (their NumPy
+    references where there is no GPU): same numbers as the CPU's update, slots included, and
+    the value a tape saved before the step is left as it was."""
     from gradtape.backend import kernels
     calls = []
-    for fn in ("sgd_momentum_update", "adam_update"):
+    for fn in ("sgd_momentum_update_multi", "adam_update_multi"):
         real = getattr(kernels, fn)
         monkeypatch.setattr(kernels, fn, lambda *a, _real=real, _fn=fn, **k:
                             (calls.append(_fn), _real(*a, **k))[1])
@@ -489,9 +491,61 @@ def test_fused_updates_off_the_host_match_the_cpu(make, monkeypatch):
                 for g0, g1 in zip(grads, again):
                     np.testing.assert_array_equal(g0.numpy(), g1.numpy())
             results[name] = [w.numpy(), b.numpy()] + [s.numpy() for s in opt.variables[1:]]
-        assert len(calls) == (8 if name == "strict:0" else 0), (name, calls)
+        assert len(calls) == (4 if name == "strict:0" else 0), (name, calls)
     for got, want in zip(results["strict:0"], results["cpu"]):
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: gt.optimizers.SGD(0.1, momentum=0.9),
+                                  lambda: gt.optimizers.AdamW(0.1)], ids=["momentum", "adamw"])
+def test_fused_updates_write_in_place_only_what_nothing_else_holds(make):
+    """A variable's buffer that nothing else references is updated in place (as PyTorch's
+    optimizers do: no new buffer a step); one that a tape saved, a tensor shares, a view of
+    it references, or that is itself a view gets a new buffer, so those values stay as they
+    were."""
+    dev = gt.get_device("strict:0")
+    rng = np.random.default_rng(3)
+    with gt.device(dev):
+        vs = [gt.Variable(rng.standard_normal(s).astype(np.float32))
+              for s in ((3, 4), (4,), (2, 2), (5,), (6,))]
+        opt = make()
+
+        def step(persistent=False):
+            with gt.GradientTape(persistent=persistent) as tape:
+                loss = gt.reduce_sum(gt.tanh(gt.matmul(gt.ones((2, 3)), vs[0]) + vs[1]))
+                loss += gt.reduce_sum(vs[2] * vs[2]) + gt.reduce_sum(vs[3] * 2.0)
+                loss += gt.reduce_sum(vs[4] ** 3)
+            grads = tape.gradient(loss, vs)
+            return tape, loss, grads
+
+        _, _, grads = step()
+        opt.apply_gradients(zip(grads, vs))      # creates the slots
+        _, _, grads = step()
+        before = [weakref.ref(v._value) for v in vs]     # (a weak reference is no holder)
+        opt.apply_gradients(zip(grads, vs))
+        assert all(v._value is b() for v, b in zip(vs, before))   # all in place
+
+        tape, loss, grads = step(persistent=True)  # the tape holds vs[0], vs[2], vs[4]
+        shared = vs[1].read_value()                 # a tensor shares vs[1]'s buffer
+        view = vs[3]._value.reshape((5, 1))         # a view references vs[3]'s buffer
+        kept = [v.numpy() for v in vs]
+        before = [weakref.ref(v._value) for v in vs]
+        opt.apply_gradients(zip(grads, vs))
+        assert all(v._value is not b() for v, b in zip(vs, before))   # every one moved
+        np.testing.assert_array_equal(shared.numpy(), kept[1])
+        np.testing.assert_array_equal(dev.to_host(view).ravel(), kept[3])
+        for g0, g1 in zip(grads, tape.gradient(loss, vs)):    # the saved values are intact
+            np.testing.assert_array_equal(g0.numpy(), g1.numpy())
+        del tape, shared, view
+
+        base = dev.asarray(np.zeros((2, 5), np.float32))   # a Variable on a view of a buffer
+        vs[3]._value = base[0]
+        assert not dev.owns_memory(vs[3]._value)
+        _, _, grads = step()
+        old = weakref.ref(vs[3]._value)
+        opt.apply_gradients(zip(grads, vs))
+        assert vs[3]._value is not old()
+        np.testing.assert_array_equal(dev.to_host(base), 0)
 
 
 @pytest.mark.parametrize("make", [lambda: optimizers.Adam(0.1), lambda: optimizers.AdamW(0.1),

@@ -112,6 +112,11 @@ class Device:
     def copy(self, array):
         return self.xp.array(array, copy=True)
 
+    def owns_memory(self, array) -> bool:
+        """Whether ``array`` owns its memory (is no view of another array's); its views then
+        reference it, so its reference count says whether anything else can read it."""
+        return array.base is None
+
     def scatter_add(self, target, indices, values):
         """``target[indices] += values`` with repeated indices summed (in place)."""
         np.add.at(target, indices, values)

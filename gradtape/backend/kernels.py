@@ -736,7 +736,8 @@ def _check_state(name, param, **buffers):
         if tuple(buf.shape) != tuple(param.shape) or buf.dtype != param.dtype:
             raise ValueError(f"{name}: {key} has shape {tuple(buf.shape)} and dtype {buf.dtype}, "
                              f"the parameter {tuple(param.shape)} and {param.dtype}")
-        if key != "grad" and not isinstance(param, np.ndarray) and not buf.flags.c_contiguous:
+        if not key.startswith("grad") and not isinstance(param, np.ndarray) \
+                and not buf.flags.c_contiguous:
             # (the gradient is only read: a strided one is made contiguous for the kernel)
             raise ValueError(f"{name}: {key} must be C-contiguous to be updated in place")
 
@@ -811,6 +812,96 @@ def adamw_update(xp, param, grad, m, v, lr, step, weight_decay, beta1=0.9, beta2
     """AdamW in place: ``param -= lr * weight_decay * param``, then the Adam update of
     :func:`adam_update` (decoupled weight decay, as Keras' AdamW). Returns None."""
     adam_update(xp, param, grad, m, v, lr, step, beta1, beta2, epsilon, weight_decay)
+
+
+# GT_MULTI of optimizers.cu: the parameters one *_multi launch updates
+MULTI = 8
+
+
+def _check_multi(name, params, outs, grads, **state):
+    """Validate a multi-tensor update's lists (nothing is written when one is off)."""
+    count = len(params)
+    for label, seq in (("outs", outs), ("grads", grads), *state.items()):
+        if seq is not None and len(seq) != count:
+            raise ValueError(f"{name}: {count} parameters but {len(seq)} {label}")
+    dtypes = {np.dtype(p.dtype) for p in params}
+    if len(dtypes) > 1:
+        raise ValueError(f"{name}: the parameters must share one dtype, got "
+                         f"{sorted(str(d) for d in dtypes)}")
+    for i, p in enumerate(params):
+        out = outs[i] if outs is not None else p
+        buffers = {f"grad {i}": grads[i], f"out {i}": out}
+        buffers.update({f"{label} {i}": seq[i] for label, seq in state.items()
+                        if seq is not None})
+        _check_state(name, p, **buffers)
+
+
+def _multi_launch(xp, kernel, slots, scalars):
+    """Launch ``kernel`` of optimizers.cu on ``slots`` ((p, out, g, a, b) each, a and b None
+    where absent), MULTI slots a launch, then ``scalars``."""
+    dt = slots[0][0].dtype
+    fn = get_kernel("optimizers.cu", f"{kernel}_{_suffix(dt)}")
+    empty = (_null(), _null(), _null(), _null(), _null(), np.int64(0))
+    for start in range(0, len(slots), MULTI):
+        args = []
+        n_max = 0
+        for p, out, g, a, b in slots[start:start + MULTI]:
+            n = p.size
+            if not n:
+                continue
+            n_max = max(n_max, n)
+            args += (_contig(xp, p), out, _contig(xp, g), _null() if a is None else a,
+                     _null() if b is None else b, np.int64(n))
+        if not n_max:
+            continue
+        args += empty * (MULTI - len(args) // 6)
+        fn((_grid(n_max),), (_BLOCK,), tuple(args) + scalars)
+
+
+def sgd_momentum_update_multi(xp, params, grads, velocities, lr, momentum=0.0,
+                              nesterov=False, outs=None):
+    """:func:`sgd_momentum_update` of many parameters of one dtype: one launch per
+    :data:`MULTI` of them on CuPy arrays (the NumPy reference elsewhere). Parameter ``i`` is
+    read from ``params[i]`` and written to ``outs[i]`` (``outs`` None, or an entry that is
+    the parameter itself: in place); the velocities (None, or None entries: plain SGD) are
+    updated in place. Returns None."""
+    _check_multi("sgd_momentum_update_multi", params, outs, grads, velocities=velocities)
+    vels = velocities if velocities is not None else [None] * len(params)
+    outs = outs if outs is not None else params
+    if not params or not is_cupy_array(params[0]):
+        for p, out, g, v in zip(params, outs, grads, vels):
+            if out is not p:
+                out[...] = p
+            reference_sgd_momentum_update(xp, out, g, v, lr, momentum, nesterov)
+        return
+    dt = params[0].dtype
+    lr_ptr, lr_val = _scalar_args(xp, lr, dt, None)
+    _multi_launch(xp, "sgd_momentum_multi",
+                  [(p, out, g, v, None) for p, out, g, v in zip(params, outs, grads, vels)],
+                  (lr_ptr, lr_val, _scalar(dt, momentum), np.int32(bool(nesterov))))
+
+
+def adam_update_multi(xp, params, grads, ms, vs, lr, step, beta1=0.9, beta2=0.999,
+                      epsilon=1e-7, weight_decay=0.0, outs=None):
+    """:func:`adam_update` (AdamW with ``weight_decay`` > 0) of many parameters of one dtype:
+    one launch per :data:`MULTI` of them on CuPy arrays. ``outs`` as for
+    :func:`sgd_momentum_update_multi`; ``ms`` and ``vs`` are updated in place. Returns
+    None."""
+    _check_multi("adam_update_multi", params, outs, grads, m=ms, v=vs)
+    outs = outs if outs is not None else params
+    if not params or not is_cupy_array(params[0]):
+        for p, out, g, m, v in zip(params, outs, grads, ms, vs):
+            if out is not p:
+                out[...] = p
+            reference_adam_update(xp, out, g, m, v, lr, step, beta1, beta2, epsilon,
+                                  weight_decay)
+        return
+    dt = params[0].dtype
+    lr_ptr, lr_val = _scalar_args(xp, lr, dt, None)
+    step_ptr, step_val = _scalar_args(xp, step, None, np.int64)
+    _multi_launch(xp, "adam_multi", list(zip(params, outs, grads, ms, vs)),
+                  (lr_ptr, lr_val, step_ptr, step_val, np.float64(beta1), np.float64(beta2),
+                   _scalar(dt, epsilon), _scalar(dt, weight_decay)))
 
 
 def embedding_backward(xp, ids, grad, vocab_size):

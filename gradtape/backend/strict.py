@@ -31,6 +31,7 @@ a backward pass), not a stand-in for GPU numerics.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import types
 
@@ -39,6 +40,15 @@ import numpy as np
 from .base import Device, DeviceError, native_order, single_value
 
 __all__ = ["StrictDevice", "StrictArray", "StrictNamespace", "HostLeakError"]
+
+
+def _inner_refs(holder) -> int:     # the references StrictDevice.owns_memory counts
+    inner = holder._a
+    return sys.getrefcount(inner)
+
+
+# ... for a NumPy array held by its StrictArray only
+_INNER_REFS = _inner_refs(types.SimpleNamespace(_a=object()))
 
 
 class HostLeakError(TypeError):
@@ -718,6 +728,11 @@ class StrictDevice(Device):
     def copy(self, array):
         with self.activate():
             return StrictArray(array._a.copy(), self)
+
+    def owns_memory(self, array) -> bool:
+        # a view made through another StrictArray holds the NumPy array, not the wrapper
+        inner = array._a
+        return inner.base is None and sys.getrefcount(inner) <= _INNER_REFS
 
     def scatter_add(self, target, indices, values):
         unwrap = _Unwrapper(self, "scatter_add")
