@@ -1,7 +1,6 @@
 """Optimizers against closed-form NumPy recomputations of Keras' update formulas."""
 import math
 import warnings
-
 import weakref
 
 import numpy as np
@@ -10,6 +9,8 @@ import pytest
 import gradtape as gt
 from gradtape import optimizers
 from gradtape.optimizers import schedules
+
+from conftest import resolve_device
 
 STEPS = 4
 
@@ -496,14 +497,15 @@ def test_fused_updates_off_the_host_match_the_cpu(make, monkeypatch):
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["strict", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("make", [lambda: gt.optimizers.SGD(0.1, momentum=0.9),
                                   lambda: gt.optimizers.AdamW(0.1)], ids=["momentum", "adamw"])
-def test_fused_updates_write_in_place_only_what_nothing_else_holds(make):
+def test_fused_updates_write_in_place_only_what_nothing_else_holds(make, kind):
     """A variable's buffer that nothing else references is updated in place (as PyTorch's
     optimizers do: no new buffer a step); one that a tape saved, a tensor shares, a view of
     it references, or that is itself a view gets a new buffer, so those values stay as they
     were."""
-    dev = gt.get_device("strict:0")
+    dev = resolve_device(kind)
     rng = np.random.default_rng(3)
     with gt.device(dev):
         vs = [gt.Variable(rng.standard_normal(s).astype(np.float32))
