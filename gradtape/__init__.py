@@ -70,3 +70,7 @@ __all__ += ["roll", "meshgrid", "sequence_mask"]
 from .capture import CaptureError, capture, function
 from . import experimental, test
 __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
+
+# input pipelines
+from . import data
+__all__ += ["data"]

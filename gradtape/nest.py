@@ -73,3 +73,42 @@ def _pack(s, it):
 
 def map_structure(fn, structure):
     return pack_sequence_as(structure, [fn(x) for x in flatten(structure)])
+
+
+def assert_same_structure(nest1, nest2, check_types=True) -> None:
+    """Raise ``ValueError`` when the two structures differ in nesting or size, ``TypeError``
+    when ``check_types`` and a sequence type differs (list against tuple), as ``tf.nest``."""
+    _same(nest1, nest2, check_types, "")
+
+
+def _kind(x):
+    if isinstance(x, dict):
+        return "dict"
+    if isinstance(x, (list, tuple)):
+        return "sequence"
+    return None
+
+
+def _same(a, b, check_types, path):
+    ka, kb = _kind(a), _kind(b)
+    where = f" at {path}" if path else ""
+    if ka != kb:
+        raise ValueError(f"The two structures don't have the same nested structure{where}: "
+                         f"{type(a).__name__} and {type(b).__name__}")
+    if ka is None:
+        return
+    if check_types and type(a) is not type(b):
+        raise TypeError(f"The two structures don't have the same sequence type{where}: "
+                        f"{type(a).__name__} and {type(b).__name__}")
+    if ka == "dict":
+        if set(a) != set(b):
+            raise ValueError(f"The two dictionaries don't have the same keys{where}: "
+                             f"{sorted(map(str, a))} and {sorted(map(str, b))}")
+        for k in _sorted_keys(a):
+            _same(a[k], b[k], check_types, f"{path}[{k!r}]")
+        return
+    if len(a) != len(b):
+        raise ValueError(f"The two structures don't have the same number of elements{where}: "
+                         f"{len(a)} and {len(b)}")
+    for i, (x, y) in enumerate(zip(a, b)):
+        _same(x, y, check_types, f"{path}[{i}]")

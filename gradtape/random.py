@@ -434,10 +434,11 @@ class _PhiloxState:
 # --- the global generators ------------------------------------------------------------------
 
 class _Global:
-    __slots__ = ("seed", "generators", "op_generators", "lock")
+    __slots__ = ("seed", "op_count", "generators", "op_generators", "lock")
 
     def __init__(self):
         self.seed = None            # the global seed, None when unset
+        self.op_count = 0           # seeds drawn by next_op_seed since set_seed
         self.generators = {}        # device -> Generator
         self.op_generators = {}     # (device, op seed) -> Generator
         self.lock = threading.Lock()
@@ -451,6 +452,7 @@ def set_seed(seed) -> None:
     s = _seed_int(seed, "set_seed")
     with _GLOBAL.lock:
         _GLOBAL.seed = s
+        _GLOBAL.op_count = 0
         # The generators made here restart in place, so a captured step drawing from one
         # restarts too; one installed with set_global_generator is the caller's and is
         # replaced by a fresh one, not reseeded.
@@ -465,6 +467,18 @@ def set_seed(seed) -> None:
 
 
 _GLOBAL_GENERATOR_WORD = 0x9E3779B9      # the global generators' second seed word
+
+
+def next_op_seed():
+    """``(global seed, n)`` for the n-th seedless random op made since :func:`set_seed`
+    (the counter restarts there, so a program that sets the global seed makes the same
+    ops with the same seeds, as TensorFlow derives op seeds); None without a global seed."""
+    with _GLOBAL.lock:
+        if _GLOBAL.seed is None:
+            return None
+        n = _GLOBAL.op_count
+        _GLOBAL.op_count += 1
+        return _GLOBAL.seed, n
 
 
 def _words(*parts):

@@ -1,0 +1,1202 @@
+"""``gt.data``: input pipelines, as ``tf.data``.
+
+    ds = (gt.data.Dataset.from_tensor_slices((x_train, y_train))
+          .shuffle(10_000, seed=0).batch(128).prefetch(gt.data.AUTOTUNE))
+    for x, y in ds:                 # tensors on the device current when the loop starts
+        ...
+
+As in TensorFlow, the pipeline runs on the host: sources are NumPy arrays, user functions
+(``map``, ``filter``, ``from_generator`` ...) get CPU tensors, and each element reaches the
+device current when iteration starts as one upload per component (a batch of slices is
+gathered from the sources with one NumPy indexing per component, not element by element).
+``prefetch`` prepares elements on a background thread while the training step runs.
+
+Structures follow ``tf.data``: tuples, dicts and namedtuples are structures (a ``map``
+function gets a tuple's parts as separate arguments); a Python list is one tensor. Elements
+are nests of :class:`~gradtape.Tensor`; ``as_numpy_iterator`` gives NumPy values.
+Shuffling draws from NumPy's PCG64 seeded by ``seed`` (or the global seed of
+``gt.random.set_seed``), so orders are reproducible here but differ from TensorFlow's.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import queue
+import threading
+
+import numpy as np
+
+from . import nest
+from . import random as _random
+from .backend import current_device, get_device
+from .dtypes import as_dtype
+from .tensor import Tensor, TensorShape, TensorSpec, convert_to_tensor
+
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
+           "experimental"]
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+_PREFETCH_AUTOTUNE = 2          # elements a prefetch(AUTOTUNE) keeps ready
+
+
+class _Host:
+    """The CPU device, where pipelines compute (looked up once)."""
+
+    device = None
+
+    @classmethod
+    def get(cls):
+        if cls.device is None:
+            cls.device = get_device("cpu")
+        return cls.device
+
+
+def _on_host(fn, *args):
+    """Call a user function with the CPU current, so the tensors it makes are host tensors."""
+    from .backend import device_scope
+    with device_scope(_Host.get()):
+        return fn(*args)
+
+
+def _host_tensor(value, what, dtype=None) -> Tensor:
+    """``value`` as a CPU tensor (TF's dtype inference for Python values; a device tensor is
+    downloaded)."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != as_dtype(dtype):
+            raise TypeError(f"{what}: expected {as_dtype(dtype).name}, got a "
+                            f"{value.dtype.name} tensor")
+        if value._device is _Host.get():
+            return value
+        return Tensor(value.numpy(), _Host.get())
+    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray)
+                                          and value.dtype.kind in "USO"):
+        raise TypeError(f"{what}: string data is not supported (gradtape tensors are numeric "
+                        "or bool); encode it as numbers first")
+    try:
+        return _on_host(convert_to_tensor, value, dtype)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{what}: {exc}") from None
+
+
+def _structure_of(value):
+    """TF's view of a component tree: lists are values (tensors), tuples and dicts nest."""
+    if isinstance(value, dict):
+        return {k: _structure_of(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        if hasattr(value, "_fields"):
+            return type(value)(*[_structure_of(v) for v in value])
+        return tuple(_structure_of(v) for v in value)
+    return _Leaf(value)
+
+
+class _Leaf:
+    """A component of an element tree (so lists stay leaves for gradtape.nest)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _leaves(tree) -> tuple:
+    """(structure with None leaves, [leaf values]) of a tree built by _structure_of."""
+    flat = nest.flatten(tree)
+    return nest.pack_sequence_as(tree, [None] * len(flat)), [leaf.value for leaf in flat]
+
+
+def _tensors(value, what):
+    """A user value (nest of tensors, arrays, numbers, lists) as a nest of CPU tensors."""
+    structure, values = _leaves(_structure_of(value))
+    return nest.pack_sequence_as(structure, [_host_tensor(v, what) for v in values])
+
+
+def _call(fn, element):
+    """``fn(*element)`` for a tuple element (TF unpacks tuples), else ``fn(element)``."""
+    if type(element) is tuple:
+        return _on_host(fn, *element)
+    return _on_host(fn, element)
+
+
+def _same_structure(a, b, what):
+    try:
+        nest.assert_same_structure(a, b)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what}: the elements do not have the same structure: {exc}") from None
+
+
+def _spec_of(element):
+    return nest.map_structure(lambda t: TensorSpec(tuple(t._value.shape), t.dtype), element)
+
+
+def _count_arg(value, what) -> int:
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise ValueError(f"{what}: expected a scalar, got shape {value.shape}")
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what}: expected an int, got {value!r}")
+    return int(value)
+
+
+class Dataset:
+    """A sequence of elements (nests of tensors), iterated afresh by each ``for`` loop.
+
+    Make one with :meth:`from_tensor_slices`, :meth:`from_tensors`, :meth:`range`,
+    :meth:`from_generator` or :meth:`zip`, and transform it with the methods below; each
+    returns a new dataset and leaves this one as it was.
+    """
+
+    # the sliced source every element comes from by index, when there is one: batches of
+    # such a dataset are gathered from the source arrays in one indexing per component
+    _source = None
+
+    # --- what subclasses define ---------------------------------------------------------------
+    def _generate(self):
+        """Iterate the elements (nests of CPU tensors), one pass."""
+        raise NotImplementedError
+
+    def _indices(self):
+        """Iterate the indices into ``_source`` of one pass (when ``_source`` is set)."""
+        raise NotImplementedError
+
+    def _cardinality(self) -> int:
+        return UNKNOWN_CARDINALITY
+
+    def _element_spec(self):
+        return _spec_of(self._first())
+
+    # --- iteration ----------------------------------------------------------------------------
+    def _iter(self):
+        if self._source is not None:
+            src = self._source
+            return (src._element(i) for i in self._indices())
+        return self._generate()
+
+    def _first(self):
+        for element in self._iter():
+            return element
+        raise ValueError(f"{type(self).__name__}: the dataset is empty, so the structure of "
+                         "its elements is unknown")
+
+    def __iter__(self):
+        dev = current_device()
+        elements = self._iter()
+        if dev is _Host.get():
+            return elements
+        return _Delivery(elements, dev)
+
+    def as_numpy_iterator(self):
+        """Iterate the elements as nests of NumPy values (0-d ones as NumPy scalars)."""
+        def to_numpy(t):
+            a = t._value
+            return a[()] if a.ndim == 0 else a
+        return (nest.map_structure(to_numpy, e) for e in self._iter())
+
+    def __bool__(self):
+        return True
+
+    def __len__(self):
+        n = self._cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    def cardinality(self) -> Tensor:
+        """The number of elements as an int64 scalar: ``INFINITE_CARDINALITY`` (-1) for an
+        endless dataset, ``UNKNOWN_CARDINALITY`` (-2) when it cannot be told without
+        iterating (after ``filter``, ``from_generator``, ``unbatch`` ...)."""
+        dev = current_device()
+        return Tensor(dev.asarray(np.asarray(self._cardinality(), np.int64)), dev)
+
+    @property
+    def element_spec(self):
+        """The structure of an element, with a :class:`TensorSpec` per component (``None``
+        for a size that varies, such as the last batch's)."""
+        return self._element_spec()
+
+    def __repr__(self):
+        try:
+            spec = self.element_spec
+        except Exception:       # an empty dataset, a failing user function: no spec
+            spec = "?"
+        return f"<{type(self).__name__} element_spec={spec}>"
+
+    # --- sources ------------------------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors, name=None) -> "Dataset":
+        """One element per row of the components (which must share their first size)."""
+        return _Slices(tensors)
+
+    @staticmethod
+    def from_tensors(tensors, name=None) -> "Dataset":
+        """A dataset of one element: ``tensors``."""
+        return _FromTensors(tensors)
+
+    @staticmethod
+    def range(*args, dtype="int64", name=None) -> "Dataset":
+        """``range(stop)``, ``range(start, stop[, step])`` as scalars of ``dtype``."""
+        return _Range(args, dtype)
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None, name=None) -> "Dataset":
+        """The values ``generator(*args)`` yields (called afresh for each pass), each checked
+        against ``output_signature`` (a nest of :class:`TensorSpec`), or converted to
+        ``output_types`` and checked against ``output_shapes``."""
+        return _FromGenerator(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
+    def zip(*datasets, name=None) -> "Dataset":
+        """Elements of several datasets side by side (a tuple, or the nest given), until the
+        shortest ends: ``Dataset.zip((a, b))`` or ``Dataset.zip(a, b)``."""
+        if len(datasets) == 1 and not isinstance(datasets[0], Dataset):
+            datasets = datasets[0]
+        elif len(datasets) == 0:
+            raise ValueError("Dataset.zip: give at least one dataset")
+        return _Zip(datasets)
+
+    # --- transformations ----------------------------------------------------------------------
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None) -> "Dataset":
+        """Stack ``batch_size`` consecutive elements (the last batch may be smaller unless
+        ``drop_remainder``)."""
+        return _Batch(self, batch_size, drop_remainder)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None) -> "Dataset":
+        """Batch elements whose sizes differ, padding each component at the end of each axis
+        to ``padded_shapes`` (``None`` or -1 sizes: the batch's largest) with
+        ``padding_values`` (0 by default)."""
+        return _Batch(self, batch_size, drop_remainder, padded=(padded_shapes, padding_values))
+
+    def unbatch(self, name=None) -> "Dataset":
+        """Split each element along its first axis (the inverse of ``batch``)."""
+        return _Unbatch(self)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None,
+            name=None) -> "Dataset":
+        """``map_func(element)`` for each element (``map_func(*element)`` for a tuple)."""
+        return _Map(self, map_func)
+
+    def filter(self, predicate, name=None) -> "Dataset":
+        """The elements for which ``predicate`` gives a true scalar."""
+        return _Filter(self, predicate)
+
+    def flat_map(self, map_func, name=None) -> "Dataset":
+        """The elements of the datasets ``map_func`` makes of each element, in order."""
+        return _FlatMap(self, map_func)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True,
+                name=None) -> "Dataset":
+        """Elements in random order, drawn from a buffer of ``buffer_size`` elements as
+        ``tf.data`` does (a buffer as large as the dataset gives a uniform permutation); a new
+        order each pass unless ``reshuffle_each_iteration=False``."""
+        return _Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count=None, name=None) -> "Dataset":
+        """The dataset ``count`` times over (``None`` or -1: without end)."""
+        return _Repeat(self, count)
+
+    def take(self, count, name=None) -> "Dataset":
+        """The first ``count`` elements (-1: all)."""
+        return _Take(self, count)
+
+    def skip(self, count, name=None) -> "Dataset":
+        """All but the first ``count`` elements (-1: none)."""
+        return _Skip(self, count)
+
+    def shard(self, num_shards, index, name=None) -> "Dataset":
+        """Every ``num_shards``-th element, from element ``index``."""
+        return _Shard(self, num_shards, index)
+
+    def enumerate(self, start=0, name=None) -> "Dataset":
+        """``(i, element)`` pairs, ``i`` an int64 scalar from ``start``."""
+        return _Enumerate(self, start)
+
+    def concatenate(self, dataset, name=None) -> "Dataset":
+        """This dataset's elements, then ``dataset``'s (of the same structure and dtypes)."""
+        return _Concatenate(self, dataset)
+
+    def prefetch(self, buffer_size, name=None) -> "Dataset":
+        """Prepare up to ``buffer_size`` elements (``AUTOTUNE``: a few) on a background
+        thread while the consumer works; 0 prepares none ahead."""
+        return _Prefetch(self, buffer_size)
+
+    def cache(self, filename="", name=None) -> "Dataset":
+        """Keep the elements of the first complete pass (in memory, or in ``filename``, which
+        later passes and later programs read) and replay them."""
+        return _Cache(self, filename)
+
+    def take_while(self, predicate, name=None) -> "Dataset":
+        """Elements up to (not including) the first for which ``predicate`` is false."""
+        return _TakeWhile(self, predicate)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Fold the elements: ``state = reduce_func(state, element)`` from
+        ``initial_state``; returns the final state."""
+        state = _tensors(initial_state, "Dataset.reduce")
+        for element in self._iter():
+            state = _tensors(_on_host(reduce_func, state, element), "Dataset.reduce")
+        dev = current_device()
+        return state if dev is _Host.get() else _deliver(state, dev)
+
+    def apply(self, transformation_func) -> "Dataset":
+        """``transformation_func(self)``, which must return a dataset."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"Dataset.apply: the function returned {type(out).__name__}, "
+                            "not a Dataset")
+        return out
+
+    def with_options(self, options, name=None) -> "Dataset":
+        """Accepted for TensorFlow scripts; the options (threading, autotuning) change
+        nothing here."""
+        return self
+
+    def options(self):
+        return Options()
+
+
+class Options:
+    """``tf.data.Options``: accepted and kept; gradtape's pipelines need no tuning."""
+
+    def __init__(self):
+        self.experimental_deterministic = True
+        self.deterministic = True
+
+
+def _deliver(element, dev):
+    return nest.map_structure(lambda t: Tensor(dev.asarray(t._value), dev), element)
+
+
+class _Delivery:
+    """Elements moved to a device: one upload per component, in the consumer's thread."""
+
+    def __init__(self, elements, dev):
+        self._elements = elements
+        self._dev = dev
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return _deliver(next(self._elements), self._dev)
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+class _Slices(Dataset):
+    def __init__(self, tensors):
+        structure, values = _leaves(_structure_of(tensors))
+        if not values:
+            raise ValueError("Dataset.from_tensor_slices: no components given")
+        comps = [_host_tensor(v, "Dataset.from_tensor_slices")._value for v in values]
+        for i, c in enumerate(comps):
+            if c.ndim == 0:
+                raise ValueError(f"Dataset.from_tensor_slices: component {i} is a scalar; "
+                                 "each component needs at least one axis to slice")
+        sizes = [c.shape[0] for c in comps]
+        if len(set(sizes)) > 1:
+            raise ValueError(f"Dataset.from_tensor_slices: the components' first sizes "
+                             f"differ: {sizes} (every component is sliced along its first "
+                             "axis)")
+        self._structure = structure
+        self._arrays = comps
+        self._n = sizes[0]
+        self._source = self
+
+    def _indices(self):
+        return iter(range(self._n))
+
+    def _element(self, i):
+        host = _Host.get()
+        return nest.pack_sequence_as(self._structure,
+                                     [Tensor(np.asarray(a[i]), host) for a in self._arrays])
+
+    def _gather(self, idx):
+        host = _Host.get()
+        if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and \
+                all(b - a == 1 for a, b in zip(idx, idx[1:])):
+            sl = slice(idx[0], idx[-1] + 1)          # consecutive rows: views, no copy
+            parts = [a[sl] for a in self._arrays]
+        else:
+            ix = np.asarray(idx, np.intp)
+            parts = [a[ix] for a in self._arrays]
+        return nest.pack_sequence_as(self._structure, [Tensor(p, host) for p in parts])
+
+    def _cardinality(self):
+        return self._n
+
+    def _element_spec(self):
+        return nest.pack_sequence_as(
+            self._structure,
+            [TensorSpec(a.shape[1:], as_dtype(a.dtype)) for a in self._arrays])
+
+
+class _FromTensors(Dataset):
+    def __init__(self, tensors):
+        self._element_value = _tensors(tensors, "Dataset.from_tensors")
+
+    def _generate(self):
+        yield self._element_value
+
+    def _cardinality(self):
+        return 1
+
+    def _element_spec(self):
+        return _spec_of(self._element_value)
+
+
+class _Range(Dataset):
+    def __init__(self, args, dtype):
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Dataset.range: takes 1 to 3 arguments (stop, or start, stop[, "
+                             f"step]), got {len(args)}")
+        args = [_count_arg(a, "Dataset.range") for a in args]
+        if len(args) == 3 and args[2] == 0:
+            raise ValueError("Dataset.range: step must not be 0")
+        self._range = range(*args)
+        self._dtype = as_dtype(dtype)
+        if self._dtype.name not in ("int32", "int64", "float32", "float64", "int16", "int8",
+                                    "uint8"):
+            raise TypeError(f"Dataset.range: dtype must be numeric, got {self._dtype.name}")
+
+    def _generate(self):
+        host = _Host.get()
+        np_type = np.dtype(self._dtype.name).type
+        for v in self._range:
+            yield Tensor(np.asarray(np_type(v)), host)
+
+    def _cardinality(self):
+        return len(self._range)
+
+    def _element_spec(self):
+        return TensorSpec((), self._dtype)
+
+
+class _FromGenerator(Dataset):
+    def __init__(self, generator, output_types, output_shapes, args, output_signature):
+        if not callable(generator):
+            raise TypeError(f"Dataset.from_generator: generator must be callable (a generator "
+                            f"function), got {type(generator).__name__}")
+        if output_signature is not None and (output_types is not None
+                                             or output_shapes is not None):
+            raise TypeError("Dataset.from_generator: give output_signature, or output_types "
+                            "(and output_shapes), not both")
+        if output_signature is None and output_types is None:
+            raise TypeError("Dataset.from_generator: give output_signature (a nest of "
+                            "gt.TensorSpec) or output_types")
+        if output_signature is None:
+            types = output_types
+            t_struct, t_flat = _leaves(_structure_of(types))
+            if output_shapes is None:
+                shapes = [None] * len(t_flat)
+            else:
+                s_struct, shapes = _leaves(_shape_structure(output_shapes))
+                _same_structure(t_struct, s_struct, "Dataset.from_generator")
+            specs = [TensorSpec(_shape_list(s), t) if s is not None else _AnyShape(t)
+                     for t, s in zip(t_flat, shapes)]
+            self._structure = t_struct
+            self._specs = specs
+        else:
+            flat = nest.flatten(output_signature)
+            for s in flat:
+                if not isinstance(s, TensorSpec):
+                    raise TypeError(f"Dataset.from_generator: output_signature must be a nest "
+                                    f"of gt.TensorSpec, got {type(s).__name__}")
+            self._structure = nest.pack_sequence_as(output_signature, [None] * len(flat))
+            self._specs = flat
+        self._generator = generator
+        self._args = tuple(args) if args is not None else ()
+
+    def _generate(self):
+        what = "Dataset.from_generator"
+        for value in self._generator(*self._args):
+            structure, values = _leaves(_structure_of(value))
+            if len(values) != len(self._specs):
+                raise TypeError(f"{what}: the generator yielded {len(values)} components, the "
+                                f"signature has {len(self._specs)}")
+            if len(self._specs) > 1:
+                _same_structure(structure, self._structure, what)
+            out = []
+            for i, (v, spec) in enumerate(zip(values, self._specs)):
+                t = _host_tensor(v, f"{what} component {i}", spec.dtype)
+                if not spec.is_compatible_with(t):
+                    raise ValueError(f"{what}: component {i} has shape "
+                                     f"{tuple(t._value.shape)}, the signature says "
+                                     f"{spec.shape}")
+                out.append(t)
+            yield nest.pack_sequence_as(self._structure, out)
+
+    def _element_spec(self):
+        if any(isinstance(s, _AnyShape) for s in self._specs):
+            # shapes not given: the first element's ranks, every size unknown
+            first = nest.flatten(self._first())
+            return nest.pack_sequence_as(self._structure, [
+                TensorSpec([None] * t._value.ndim, s.dtype) if isinstance(s, _AnyShape) else s
+                for s, t in zip(self._specs, first)])
+        return nest.pack_sequence_as(self._structure, self._specs)
+
+
+def _is_shape(value) -> bool:
+    return isinstance(value, TensorShape) or (
+        isinstance(value, (list, tuple)) and not hasattr(value, "_fields")
+        and all(d is None or (isinstance(d, (int, np.integer)) and not isinstance(d, bool))
+                for d in value))
+
+
+def _shape_structure(shapes):
+    """A nest of shapes as _structure_of builds it: a list or tuple of sizes is one shape."""
+    if _is_shape(shapes) or shapes is None or isinstance(shapes, (int, np.integer)):
+        return _Leaf(shapes)
+    if isinstance(shapes, dict):
+        return {k: _shape_structure(v) for k, v in shapes.items()}
+    if isinstance(shapes, tuple) and hasattr(shapes, "_fields"):
+        return type(shapes)(*[_shape_structure(v) for v in shapes])
+    return tuple(_shape_structure(v) for v in shapes)
+
+
+def _shape_list(shape):
+    if isinstance(shape, TensorShape):
+        return shape.as_list()
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    return [None if d is None or d == -1 else int(d) for d in shape]
+
+
+class _AnyShape:
+    """A from_generator component of a dtype and any shape (output_types, no shapes)."""
+
+    def __init__(self, dtype):
+        self.dtype = as_dtype(dtype)
+
+    def is_compatible_with(self, t):
+        return True
+
+
+class _Zip(Dataset):
+    def __init__(self, datasets):
+        structure, flat = _leaves(_structure_of(datasets))
+        for d in flat:
+            if not isinstance(d, Dataset):
+                raise TypeError(f"Dataset.zip: expected datasets, got {type(d).__name__}")
+        self._structure = structure
+        self._datasets = flat
+
+    def _generate(self):
+        for parts in zip(*(d._iter() for d in self._datasets)):
+            yield nest.pack_sequence_as(self._structure, list(parts))
+
+    def _cardinality(self):
+        cards = [d._cardinality() for d in self._datasets]
+        finite = [c for c in cards if c >= 0]
+        if finite:
+            return min(finite)
+        return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in cards else INFINITE_CARDINALITY
+
+    def _element_spec(self):
+        return nest.pack_sequence_as(self._structure,
+                                     [d._element_spec() for d in self._datasets])
+
+
+# --- transformations ----------------------------------------------------------------------------
+
+class _Unary(Dataset):
+    """A transformation of one dataset; index-preserving ones keep the parent's source."""
+
+    index_preserving = False
+
+    def __init__(self, parent):
+        if not isinstance(parent, Dataset):
+            raise TypeError(f"expected a Dataset, got {type(parent).__name__}")
+        self._parent = parent
+        if self.index_preserving:
+            self._source = parent._source
+
+    def _element_spec(self):
+        return self._parent._element_spec()
+
+    def _cardinality(self):
+        return self._parent._cardinality()
+
+
+def _stack(elements, what, padded=None):
+    """Stack a list of elements (nests of CPU tensors) into one batch element."""
+    first = elements[0]
+    for e in elements[1:]:
+        _same_structure(first, e, what)
+    flats = [nest.flatten(e) for e in elements]
+    host = _Host.get()
+    if padded is not None:
+        shapes, values = padded
+    out = []
+    for c in range(len(flats[0])):
+        arrays = [f[c]._value for f in flats]
+        dtypes = {a.dtype for a in arrays}
+        if len(dtypes) > 1:
+            raise TypeError(f"{what}: component {c} has dtypes {sorted(map(str, dtypes))} "
+                            "in one batch")
+        if padded is None:
+            shape = arrays[0].shape
+            for j, a in enumerate(arrays):
+                if a.shape != shape:
+                    raise ValueError(
+                        f"{what}: cannot batch tensors of different shapes in component {c}: "
+                        f"the first element has shape {list(shape)}, element {j} has shape "
+                        f"{list(a.shape)} (use padded_batch, or make them the same size)")
+            out.append(Tensor(np.stack(arrays), host))
+        else:
+            out.append(Tensor(_pad_stack(arrays, shapes[c], values[c], what, c), host))
+    return nest.pack_sequence_as(first, out)
+
+
+def _pad_stack(arrays, target, value, what, c):
+    ndim = arrays[0].ndim
+    for j, a in enumerate(arrays):
+        if a.ndim != ndim:
+            raise ValueError(f"{what}: component {c} has rank {ndim} in the first element and "
+                             f"{a.ndim} in element {j}")
+    biggest = [max(a.shape[d] for a in arrays) for d in range(ndim)]
+    if target is None:
+        dims = biggest
+    else:
+        if len(target) != ndim:
+            raise ValueError(f"{what}: padded shape {list(target)} of component {c} has "
+                             f"{len(target)} sizes, the component rank {ndim}")
+        dims = []
+        for d, (t, b) in enumerate(zip(target, biggest)):
+            if t is None or t == -1:
+                dims.append(b)
+            elif b > t:
+                raise ValueError(f"{what}: component {c} has size {b} on axis {d}, more than "
+                                 f"its padded size {t}")
+            else:
+                dims.append(int(t))
+    out = np.full([len(arrays)] + dims, value, dtype=arrays[0].dtype)
+    for j, a in enumerate(arrays):
+        out[(j,) + tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+class _Batch(_Unary):
+    def __init__(self, parent, batch_size, drop_remainder, padded=None):
+        super().__init__(parent)
+        what = "Dataset.padded_batch" if padded is not None else "Dataset.batch"
+        self._what = what
+        self._size = _count_arg(batch_size, what)
+        if self._size <= 0:
+            raise ValueError(f"{what}: batch_size must be positive, got {self._size}")
+        self._drop = bool(drop_remainder)
+        self._padded = None
+        if padded is not None:
+            spec = parent._element_spec()
+            structure, specs = _leaves(_structure_of(spec))
+            n = len(specs)
+            shapes, values = padded
+            if shapes is None:
+                shapes = [None] * n
+            else:
+                s_struct, shapes = _leaves(_shape_structure(shapes))
+                _same_structure(structure, s_struct, what)
+                shapes = [None if s is None else _shape_list(s) for s in shapes]
+            if values is None:
+                values = [0] * n
+            else:
+                v_struct, values = _leaves(_structure_of(values))
+                if len(values) == 1 and n > 1:
+                    values = values * n
+                else:
+                    _same_structure(structure, v_struct, what)
+            values = [v.numpy() if isinstance(v, Tensor) else v for v in values]
+            self._padded = (shapes, values)
+
+    def _generate(self):
+        size, parent = self._size, self._parent
+        src = parent._source
+        if src is not None and self._padded is None:
+            idx = parent._indices()
+            while True:
+                chunk = list(itertools.islice(idx, size))
+                if not chunk or (self._drop and len(chunk) < size):
+                    return
+                yield src._gather(chunk)
+        elements = parent._iter()
+        while True:
+            chunk = list(itertools.islice(elements, size))
+            if not chunk or (self._drop and len(chunk) < size):
+                return
+            yield _stack(chunk, self._what, self._padded)
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if n < 0:
+            return n
+        return n // self._size if self._drop else -(-n // self._size)
+
+    def _element_spec(self):
+        lead = self._size if self._drop else None
+        spec = self._parent._element_spec()
+        if self._padded is None:
+            return nest.map_structure(
+                lambda s: TensorSpec([lead] + s.shape.as_list(), s.dtype), spec)
+        structure, specs = _leaves(_structure_of(spec))
+        shapes = self._padded[0]
+        out = []
+        for s, target in zip(specs, shapes):
+            rank = len(s.shape.as_list())
+            dims = [None] * rank if target is None else \
+                [None if d is None or d == -1 else d for d in target]
+            out.append(TensorSpec([lead] + dims, s.dtype))
+        return nest.pack_sequence_as(structure, out)
+
+
+class _Unbatch(_Unary):
+    def _generate(self):
+        host = _Host.get()
+        for element in self._parent._iter():
+            flat = nest.flatten(element)
+            sizes = {t._value.shape[0] if t._value.ndim else None for t in flat}
+            if None in sizes:
+                raise ValueError("Dataset.unbatch: a component is a scalar; every component "
+                                 "needs a first axis to split")
+            if len(sizes) > 1:
+                raise ValueError(f"Dataset.unbatch: the components' first sizes differ: "
+                                 f"{sorted(sizes)}")
+            for i in range(sizes.pop()):
+                yield nest.pack_sequence_as(element, [Tensor(np.asarray(t._value[i]), host)
+                                                      for t in flat])
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+
+    def _element_spec(self):
+        return nest.map_structure(lambda s: TensorSpec(s.shape.as_list()[1:], s.dtype),
+                                  self._parent._element_spec())
+
+
+class _Map(_Unary):
+    def __init__(self, parent, fn):
+        super().__init__(parent)
+        if not callable(fn):
+            raise TypeError(f"Dataset.map: map_func must be callable, got {type(fn).__name__}")
+        self._fn = fn
+
+    def _generate(self):
+        for element in self._parent._iter():
+            yield _tensors(_call(self._fn, element), "Dataset.map")
+
+    def _element_spec(self):
+        return _spec_of(_tensors(_call(self._fn, self._parent._first()), "Dataset.map"))
+
+
+def _truth(value, what) -> bool:
+    t = _host_tensor(value, what)
+    if t._value.ndim != 0 or t._value.dtype != np.bool_:
+        raise TypeError(f"{what}: the predicate must return a bool scalar, got "
+                        f"{t.dtype.name} of shape {tuple(t._value.shape)}")
+    return bool(t._value)
+
+
+class _Filter(_Unary):
+    def __init__(self, parent, predicate):
+        super().__init__(parent)
+        self._predicate = predicate
+
+    def _generate(self):
+        for element in self._parent._iter():
+            if _truth(_call(self._predicate, element), "Dataset.filter"):
+                yield element
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+
+
+class _TakeWhile(_Filter):
+    def _generate(self):
+        for element in self._parent._iter():
+            if not _truth(_call(self._predicate, element), "Dataset.take_while"):
+                return
+            yield element
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+
+class _FlatMap(_Unary):
+    def __init__(self, parent, fn):
+        super().__init__(parent)
+        self._fn = fn
+
+    def _inner(self, element):
+        ds = _call(self._fn, element)
+        if not isinstance(ds, Dataset):
+            raise TypeError(f"Dataset.flat_map: map_func must return a Dataset, got "
+                            f"{type(ds).__name__}")
+        return ds
+
+    def _generate(self):
+        for element in self._parent._iter():
+            yield from self._inner(element)._iter()
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+    def _element_spec(self):
+        return self._inner(self._parent._first())._element_spec()
+
+
+class _Shuffle(_Unary):
+    index_preserving = True
+
+    def __init__(self, parent, buffer_size, seed, reshuffle):
+        super().__init__(parent)
+        self._buffer = _count_arg(buffer_size, "Dataset.shuffle")
+        if self._buffer <= 0 and self._buffer != AUTOTUNE:
+            raise ValueError(f"Dataset.shuffle: buffer_size must be positive, got "
+                             f"{self._buffer}")
+        if seed is None:
+            # as TF: with a global seed, each shuffle of the program draws its own seed from
+            # it in creation order; without one, fresh entropy
+            self._seed = _random.next_op_seed() or (np.random.SeedSequence().entropy,)
+        else:
+            self._seed = (_count_arg(seed, "Dataset.shuffle"),)
+        self._reshuffle = bool(reshuffle)
+        self._passes = 0
+        self._lock = threading.Lock()
+
+    def _rng(self):
+        with self._lock:
+            n = self._passes
+            self._passes += 1
+        words = list(self._seed) + ([n] if self._reshuffle else [])
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+            [w & 0xFFFFFFFFFFFFFFFF for w in words])))
+
+    def _shuffled(self, items, rng):
+        size = self._buffer
+        if size == AUTOTUNE:
+            size = 10_000
+        n = self._parent._cardinality()
+        if 0 <= n <= size and isinstance(items, range):
+            yield from (int(i) for i in rng.permutation(n))     # one draw: a permutation
+            return
+        buf = []
+        it = iter(items)
+        for item in it:
+            buf.append(item)
+            if len(buf) >= size:
+                break
+        for item in it:
+            j = int(rng.integers(len(buf)))
+            yield buf[j]
+            buf[j] = item
+        rng.shuffle(buf)
+        yield from buf
+
+    def _indices(self):
+        parent = self._parent
+        items = parent._indices()
+        if parent is self._source:
+            items = range(self._source._n)
+        return self._shuffled(items, self._rng())
+
+    def _generate(self):
+        return self._shuffled(self._parent._iter(), self._rng())
+
+
+
+class _Repeat(_Unary):
+    index_preserving = True
+
+    def __init__(self, parent, count):
+        super().__init__(parent)
+        count = -1 if count is None else _count_arg(count, "Dataset.repeat")
+        if count < -1:
+            raise ValueError(f"Dataset.repeat: count must be -1 (forever) or at least 0, got "
+                             f"{count}")
+        self._count = count
+
+    def _passes(self, make):
+        for k in (itertools.count() if self._count == -1 else range(self._count)):
+            empty = True
+            for item in make():
+                empty = False
+                yield item
+            if empty:           # an empty dataset repeated forever is empty
+                return
+
+    def _indices(self):
+        return self._passes(self._parent._indices)
+
+    def _generate(self):
+        return self._passes(self._parent._iter)
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if n == 0 or self._count == 0:
+            return 0
+        if self._count == -1:
+            return INFINITE_CARDINALITY if n != UNKNOWN_CARDINALITY else UNKNOWN_CARDINALITY
+        return n * self._count if n >= 0 else n
+
+
+class _Take(_Unary):
+    index_preserving = True
+
+    def __init__(self, parent, count):
+        super().__init__(parent)
+        self._count = _count_arg(count, "Dataset.take")
+
+    def _limit(self, items):
+        return items if self._count == -1 else itertools.islice(items, max(self._count, 0))
+
+    def _indices(self):
+        return self._limit(self._parent._indices())
+
+    def _generate(self):
+        return self._limit(self._parent._iter())
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if self._count == -1:
+            return n
+        if n == INFINITE_CARDINALITY:
+            return max(self._count, 0)
+        if n == UNKNOWN_CARDINALITY:
+            return UNKNOWN_CARDINALITY
+        return min(n, max(self._count, 0))
+
+
+class _Skip(_Unary):
+    index_preserving = True
+
+    def __init__(self, parent, count):
+        super().__init__(parent)
+        self._count = _count_arg(count, "Dataset.skip")
+
+    def _drop(self, items):
+        if self._count == -1:
+            return iter(())
+        return itertools.islice(items, max(self._count, 0), None)
+
+    def _indices(self):
+        return self._drop(self._parent._indices())
+
+    def _generate(self):
+        return self._drop(self._parent._iter())
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if self._count == -1:
+            return 0
+        return max(n - max(self._count, 0), 0) if n >= 0 else n
+
+
+class _Shard(_Unary):
+    index_preserving = True
+
+    def __init__(self, parent, num_shards, index):
+        super().__init__(parent)
+        self._num = _count_arg(num_shards, "Dataset.shard")
+        self._index = _count_arg(index, "Dataset.shard")
+        if self._num <= 0 or not 0 <= self._index < self._num:
+            raise ValueError(f"Dataset.shard: need num_shards > 0 and 0 <= index < "
+                             f"num_shards, got num_shards={self._num}, index={self._index}")
+
+    def _every(self, items):
+        return itertools.islice(items, self._index, None, self._num)
+
+    def _indices(self):
+        return self._every(self._parent._indices())
+
+    def _generate(self):
+        return self._every(self._parent._iter())
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if n < 0:
+            return n
+        return max(0, -(-(n - self._index) // self._num))
+
+
+class _Enumerate(_Unary):
+    def __init__(self, parent, start):
+        super().__init__(parent)
+        self._start = _count_arg(start, "Dataset.enumerate")
+
+    def _generate(self):
+        host = _Host.get()
+        for i, element in enumerate(self._parent._iter(), self._start):
+            yield (Tensor(np.asarray(np.int64(i)), host), element)
+
+    def _element_spec(self):
+        return (TensorSpec((), "int64"), self._parent._element_spec())
+
+
+class _Concatenate(_Unary):
+    def __init__(self, parent, other):
+        super().__init__(parent)
+        if not isinstance(other, Dataset):
+            raise TypeError(f"Dataset.concatenate: expected a Dataset, got "
+                            f"{type(other).__name__}")
+        a, b = parent._element_spec(), other._element_spec()
+        _same_structure(a, b, "Dataset.concatenate")
+        for i, (sa, sb) in enumerate(zip(nest.flatten(a), nest.flatten(b))):
+            if sa.dtype != sb.dtype:
+                raise TypeError(f"Dataset.concatenate: component {i} is {sa.dtype.name} in "
+                                f"one dataset and {sb.dtype.name} in the other")
+            if len(sa.shape) != len(sb.shape):
+                raise TypeError(f"Dataset.concatenate: component {i} has rank "
+                                f"{len(sa.shape)} in one dataset and {len(sb.shape)} in the "
+                                "other")
+        self._other = other
+
+    def _generate(self):
+        yield from self._parent._iter()
+        yield from self._other._iter()
+
+    def _cardinality(self):
+        a, b = self._parent._cardinality(), self._other._cardinality()
+        if INFINITE_CARDINALITY in (a, b):
+            return INFINITE_CARDINALITY
+        if UNKNOWN_CARDINALITY in (a, b):
+            return UNKNOWN_CARDINALITY
+        return a + b
+
+    def _element_spec(self):
+        def merge(sa, sb):
+            da, db = sa.shape.as_list(), sb.shape.as_list()
+            return TensorSpec([x if x == y else None for x, y in zip(da, db)], sa.dtype)
+        a, b = self._parent._element_spec(), self._other._element_spec()
+        return nest.pack_sequence_as(a, [merge(x, y) for x, y in
+                                         zip(nest.flatten(a), nest.flatten(b))])
+
+
+class _Prefetch(_Unary):
+    index_preserving = False
+
+    def __init__(self, parent, buffer_size):
+        super().__init__(parent)
+        size = _count_arg(buffer_size, "Dataset.prefetch")
+        if size < 0 and size != AUTOTUNE:
+            raise ValueError(f"Dataset.prefetch: buffer_size must be at least 0 or AUTOTUNE, "
+                             f"got {size}")
+        self._size = _PREFETCH_AUTOTUNE if size == AUTOTUNE else size
+        if self._size == 0:
+            self._source = parent._source       # nothing ahead: the parent as it is
+
+    def _indices(self):
+        return self._parent._indices()
+
+    def _generate(self):
+        if self._size == 0:
+            yield from self._parent._iter()
+            return
+        q = queue.Queue(maxsize=self._size)
+        stop = threading.Event()
+
+        def put(item):
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def work():
+            try:
+                for element in self._parent._iter():
+                    if not put((True, element)):
+                        return
+                put((False, None))
+            except BaseException as exc:   # handed to the consumer, raised there
+                put((False, exc))
+
+        worker = threading.Thread(target=work, name="gradtape-prefetch", daemon=True)
+        worker.start()
+        try:
+            while True:
+                ok, value = q.get()
+                if ok:
+                    yield value
+                elif value is None:
+                    return
+                else:
+                    raise value
+        finally:
+            stop.set()
+
+
+class _Cache(_Unary):
+    def __init__(self, parent, filename):
+        super().__init__(parent)
+        self._filename = os.fspath(filename) if filename else ""
+        self._elements = None
+        self._lock = threading.Lock()
+
+    def _stored(self):
+        if self._elements is not None:
+            return self._elements
+        if self._filename and os.path.exists(self._filename):
+            try:
+                with open(self._filename, "rb") as f:
+                    header, payload = pickle.load(f)
+            except Exception as exc:
+                raise ValueError(f"Dataset.cache: {self._filename!r} is not a gradtape "
+                                 f"dataset cache ({type(exc).__name__}: {exc}); delete it to "
+                                 "rebuild it") from None
+            if header != _CACHE_HEADER:
+                raise ValueError(f"Dataset.cache: {self._filename!r} is not a gradtape "
+                                 f"dataset cache (header {header!r})")
+            host = _Host.get()
+            self._elements = [nest.map_structure(lambda a: Tensor(a, host), e)
+                              for e in payload]
+        return self._elements
+
+    def _generate(self):
+        with self._lock:
+            stored = self._stored()
+        if stored is not None:
+            yield from stored
+            return
+        seen = []
+        for element in self._parent._iter():
+            seen.append(element)
+            yield element
+        with self._lock:        # a complete pass: keep it
+            if self._elements is None:
+                self._elements = seen
+                if self._filename:
+                    tmp = f"{self._filename}.tmp-{os.getpid()}"
+                    with open(tmp, "wb") as f:
+                        pickle.dump((_CACHE_HEADER, [nest.map_structure(lambda t: t._value, e)
+                                                     for e in seen]), f)
+                    os.replace(tmp, self._filename)
+
+
+_CACHE_HEADER = "gradtape.data cache v1"
+
+
+class _Experimental:
+    """``gt.data.experimental``: the names TF scripts import from there."""
+
+    AUTOTUNE = AUTOTUNE
+    INFINITE_CARDINALITY = INFINITE_CARDINALITY
+    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
+
+    @staticmethod
+    def cardinality(dataset) -> Tensor:
+        return dataset.cardinality()
+
+
+experimental = _Experimental()
