@@ -164,6 +164,11 @@ class Dataset:
         """Iterate the indices into ``_source`` of one pass (when ``_source`` is set)."""
         raise NotImplementedError
 
+    def _index_array(self):
+        """The indices of one pass as one NumPy array, where that is cheap (a finite pass of
+        a sliced source), else None: batches then slice it instead of counting indices."""
+        return None
+
     def _cardinality(self) -> int:
         return UNKNOWN_CARDINALITY
 
@@ -415,6 +420,9 @@ class _Slices(Dataset):
     def _indices(self):
         return iter(range(self._n))
 
+    def _index_array(self):
+        return np.arange(self._n)
+
     def _element(self, i):
         host = _Host.get()
         return nest.pack_sequence_as(self._structure,
@@ -422,12 +430,12 @@ class _Slices(Dataset):
 
     def _gather(self, idx):
         host = _Host.get()
-        if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and \
-                all(b - a == 1 for a, b in zip(idx, idx[1:])):
-            sl = slice(idx[0], idx[-1] + 1)          # consecutive rows: views, no copy
+        ix = np.asarray(idx, np.intp)
+        if len(ix) and ix[-1] - ix[0] == len(ix) - 1 and (len(ix) == 1 or
+                                                          (np.diff(ix) == 1).all()):
+            sl = slice(int(ix[0]), int(ix[-1]) + 1)   # consecutive rows: views, no copy
             parts = [a[sl] for a in self._arrays]
         else:
-            ix = np.asarray(idx, np.intp)
             parts = [a[ix] for a in self._arrays]
         return nest.pack_sequence_as(self._structure, [Tensor(p, host) for p in parts])
 
@@ -721,6 +729,12 @@ class _Batch(_Unary):
         size, parent = self._size, self._parent
         src = parent._source
         if src is not None and self._padded is None:
+            order = parent._index_array()
+            if order is not None:
+                stop = len(order) - len(order) % size if self._drop else len(order)
+                for start in range(0, stop, size):
+                    yield src._gather(order[start:start + size])
+                return
             idx = parent._indices()
             while True:
                 chunk = list(itertools.islice(idx, size))
@@ -882,13 +896,10 @@ class _Shuffle(_Unary):
             [w & 0xFFFFFFFFFFFFFFFF for w in words])))
 
     def _shuffled(self, items, rng):
-        size = self._buffer
-        if size == AUTOTUNE:
-            size = 10_000
-        n = self._parent._cardinality()
-        if 0 <= n <= size and isinstance(items, range):
-            yield from (int(i) for i in rng.permutation(n))     # one draw: a permutation
-            return
+        """TF's buffered shuffle: fill the buffer, then hand out a random buffered item and
+        put the next one in its place; at the end, the rest in a random permutation (so a
+        pass that fits the buffer is one permutation, the same on every path)."""
+        size = 10_000 if self._buffer == AUTOTUNE else self._buffer
         buf = []
         it = iter(items)
         for item in it:
@@ -899,15 +910,23 @@ class _Shuffle(_Unary):
             j = int(rng.integers(len(buf)))
             yield buf[j]
             buf[j] = item
-        rng.shuffle(buf)
-        yield from buf
+        for j in rng.permutation(len(buf)):
+            yield buf[j]
 
     def _indices(self):
+        return self._shuffled(self._parent._indices(), self._rng())
+
+    def _index_array(self):
         parent = self._parent
-        items = parent._indices()
-        if parent is self._source:
-            items = range(self._source._n)
-        return self._shuffled(items, self._rng())
+        size = 10_000 if self._buffer == AUTOTUNE else self._buffer
+        order = parent._index_array()
+        if order is None:
+            return None
+        if len(order) <= size:          # the buffer holds the whole pass: a permutation
+            return order[self._rng().permutation(len(order))]
+        # (the buffered draws, over the same indices as _indices walks)
+        return np.fromiter(self._shuffled(iter(order.tolist()), self._rng()), np.intp,
+                           len(order))
 
     def _generate(self):
         return self._shuffled(self._parent._iter(), self._rng())
@@ -937,6 +956,14 @@ class _Repeat(_Unary):
     def _indices(self):
         return self._passes(self._parent._indices)
 
+    def _index_array(self):
+        if self._count == -1:
+            return None
+        passes = [self._parent._index_array() for _ in range(self._count)]
+        if any(p is None for p in passes):
+            return None
+        return np.concatenate(passes) if passes else np.zeros(0, np.intp)
+
     def _generate(self):
         return self._passes(self._parent._iter)
 
@@ -961,6 +988,12 @@ class _Take(_Unary):
 
     def _indices(self):
         return self._limit(self._parent._indices())
+
+    def _index_array(self):
+        order = self._parent._index_array()
+        if order is None or self._count == -1:
+            return order
+        return order[:max(self._count, 0)]
 
     def _generate(self):
         return self._limit(self._parent._iter())
@@ -991,6 +1024,12 @@ class _Skip(_Unary):
     def _indices(self):
         return self._drop(self._parent._indices())
 
+    def _index_array(self):
+        order = self._parent._index_array()
+        if order is None:
+            return None
+        return order[:0] if self._count == -1 else order[max(self._count, 0):]
+
     def _generate(self):
         return self._drop(self._parent._iter())
 
@@ -1017,6 +1056,10 @@ class _Shard(_Unary):
 
     def _indices(self):
         return self._every(self._parent._indices())
+
+    def _index_array(self):
+        order = self._parent._index_array()
+        return None if order is None else order[self._index::self._num]
 
     def _generate(self):
         return self._every(self._parent._iter())

@@ -74,6 +74,26 @@ def test_shuffle_permutes_reproducibly_and_reshuffles_each_pass():
     np.testing.assert_array_equal(rows[:, 1], rows[:, 0] + 1)       # rows stay whole
 
 
+@pytest.mark.parametrize("buffer", [4, 25, 100])
+def test_every_path_gives_the_same_order_for_a_seed(buffer):
+    """Batches gathered by index and batches stacked element by element (after a map) come
+    out in the same order, through take, skip, shard and repeat."""
+    x = np.arange(60)
+
+    def pipeline(with_map):
+        ds = Dataset.from_tensor_slices(x).skip(3).take(50).shard(2, 1)
+        ds = ds.shuffle(buffer, seed=5).repeat(2)
+        if with_map:
+            ds = ds.map(lambda v: v)
+        return [b.tolist() for b in ds.batch(7).as_numpy_iterator()]
+
+    fast, slow = pipeline(False), pipeline(True)
+    assert fast == slow
+    flat = sum(fast, [])
+    assert sorted(flat[:25]) == sorted(flat[25:]) == list(range(4, 53, 2))   # two epochs
+    assert flat[:25] != flat[25:]
+
+
 def test_shuffle_follows_the_global_seed():
     gt.random.set_seed(11)
     a = [_values(Dataset.range(40).shuffle(40)), _values(Dataset.range(40).shuffle(40))]
