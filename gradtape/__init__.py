@@ -36,6 +36,8 @@ from .ops.shape import (reshape, transpose, expand_dims, squeeze, concat, stack,
                         rank, reverse, boolean_mask, repeat)
 from .clip import clip_by_norm, clip_by_global_norm
 from .ops.sorting import sort, argsort
+from .ops.scatter import (scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_sub,
+                          tensor_scatter_nd_update)
 from . import math, linalg
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -103,8 +103,9 @@ def test_on_every_device_like_cpu_without_host_syncs(spec, case, devname):
 
     ref, _ = run(gt.get_device("cpu"))
     got, syncs = run(device)
-    # boolean masks (data-dependent shapes) are the one legitimate wait for the device
-    if "mask" not in spec.name:
+    # boolean masks (data-dependent shapes) and the sorted segment ops (whose segment count
+    # is the last id, read back as TF's GPU kernels do) are the legitimate waits
+    if "mask" not in spec.name and not spec.name.startswith("segment_"):
         assert syncs == 0, f"{spec.name}: {syncs} host synchronisations on {device}"
     if "dropout" in spec.name:
         return  # random streams are per device: same seed, same numbers on the same device

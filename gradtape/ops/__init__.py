@@ -1,2 +1,2 @@
 """The op library. Importing it registers every primitive in :mod:`gradtape.registry`."""
-from . import core, math, reduce, linalg, shape, fused, sorting  # noqa: F401
+from . import core, math, reduce, linalg, shape, fused, sorting, scatter  # noqa: F401

@@ -138,6 +138,27 @@ SPECS = [
     Spec("gather_batch_dims", lambda x: gt.gather(x, [[1, 0], [2, 2], [0, 3]], axis=1,
                                                   batch_dims=1) ** 2, [((3, 4),)],
          ops=("getitem",)),
+    # scatters and segments (repeated indices sum; the update's replaced places get nothing)
+    Spec("scatter_nd", lambda u: gt.scatter_nd([[1, 0], [3, 1], [1, 0]], u, [5, 2, 3]) ** 2,
+         [((3, 3),)], ops=("getitem_grad",)),
+    Spec("tensor_scatter_nd_add", lambda t, u: gt.tensor_scatter_nd_sub(
+        gt.tensor_scatter_nd_add(t, [[2], [0], [2]], u), [[1]], u[:1] * u[1:2]) * t,
+        [((3, 4), (3, 4))], ops=("getitem_grad",)),
+    Spec("tensor_scatter_nd_update", lambda t, u: gt.tensor_scatter_nd_update(
+        t, [[0, 1], [2, 3], [1, 0]], u * u) * t, [((3, 4), (3,))],
+         ops=("tensor_scatter_nd_update",)),
+    Spec("unsorted_segment_sum", lambda x: gt.math.unsorted_segment_sum(
+        x * x, [[0, 2, 0], [3, -1, 2]], 4)
+        * gt.math.unsorted_segment_mean(x, [1, 1], 3)[1, 0],
+         [((2, 3, 2),)], ops=("getitem_grad",)),
+    Spec("unsorted_segment_sqrt_n", lambda x: gt.math.unsorted_segment_sqrt_n(
+        x, [2, 0, 2, 2], 3) ** 2, [((4, 3),)], ops=("getitem_grad",)),
+    Spec("unsorted_segment_max", lambda x: gt.math.unsorted_segment_max(
+        x * x, [1, 0, 1, 1, -1], 2) * gt.math.unsorted_segment_min(x, [0, 0, 1, 1, 1], 2),
+         [((5, 2),)], ops=("unsorted_segment_max", "unsorted_segment_min"), domain=distinct),
+    Spec("segment_max", lambda x: gt.math.segment_max(x, [0, 0, 2, 3]) ** 2
+         + gt.math.segment_sum(x, [0, 1, 1, 3]) * gt.math.segment_min(x, [0, 0, 0, 3]),
+         [((4, 3),)], ops=("unsorted_segment_max", "where"), domain=distinct),
     Spec("getitem_basic", lambda x: x[1:, ::-2, None] * x[0, 0], [((3, 4, 2),)],
          ops=("getitem",)),
     Spec("getitem_mask", lambda x: (x[x > 0.0]) ** 2, [((3, 4),)], ops=("getitem",),
