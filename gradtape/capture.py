@@ -374,7 +374,7 @@ class CapturedStep:
             stream.wait_event(caller.record())
             keep = []
             assigned = {}
-            syncs = device.sync_count
+            syncs, uploads = device.sync_count, device.transfer_count
             if alloc is not None:
                 alloc.keep = keep
             try:
@@ -412,6 +412,15 @@ class CapturedStep:
                 _restore(assigned)
                 raise CaptureError(f"capture: {getattr(self.fn, '__name__', 'step')} copied "
                                    f"a tensor to the host while being captured")
+            if device.transfer_count != uploads:
+                # (CuPy stages an upload through a pinned buffer it reuses: a graph would
+                # replay whatever that buffer holds then)
+                _restore(assigned)
+                raise CaptureError(
+                    f"capture: {getattr(self.fn, '__name__', 'step')} copied "
+                    f"{device.transfer_count - uploads} host array(s) to {device} while being "
+                    "captured (gt.constant of a NumPy array, a host index list ...); make such "
+                    "constants outside the step or pass them as arguments")
             flat_out = nest.flatten(out)
             self._outputs = (out, [o._value if isinstance(o, Tensor) else None
                                    for o in flat_out])
@@ -564,8 +573,16 @@ def _capture_failure(fn, device, exc):
         return CaptureError(f"capture: {name} used another GPU or stream while being captured "
                             f"on {device} ({text}); a captured step must run on one device: "
                             "move tensors between GPUs outside it")
+    if isinstance(exc, MemoryError) or "out of memory" in text.lower() \
+            or "MemoryAllocation" in text:
+        return CaptureError(f"capture: {name} ran out of memory on {device} while being "
+                            f"captured ({text}); a captured step keeps every buffer it uses, "
+                            "so it needs about what its eager step peaks at: use a smaller "
+                            "batch or free memory before capturing")
     if "apture" in text or "cudaErrorStreamCapture" in text or "synchron" in text:
         return CaptureError(f"capture: {name} synchronised with the host while being captured "
                             f"on {device} ({text}); remove .numpy(), float(), bool() and "
-                            "data-dependent shapes from the step")
+                            "data-dependent shapes from the step (on a nearly full device, "
+                            "CuPy's pool releasing its cached blocks to satisfy an allocation "
+                            "does this too)")
     return CaptureError(f"capture: {name} failed while being captured on {device} ({text})")

@@ -523,12 +523,17 @@ class Optimizer:
             on_device = not dev.host_visible and it._device is dev
             v_step = it._value if on_device else step
             v_lr = lr
-            if on_device and schedule:
-                lr_dev = self._learning_rate.value_on(dev.xp, it._value)
-                if lr_dev is not None:
-                    v_lr = Tensor(lr_dev, dev)
+            if type(lr) is not float or (on_device and schedule):
+                # (with several GPUs, arrays for v's device are made while it is current)
+                with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                    if on_device and schedule:
+                        lr_dev = self._learning_rate.value_on(dev.xp, it._value)
+                        if lr_dev is not None:
+                            v_lr = Tensor(lr_dev, dev)
+                    lr_v = v_lr if type(v_lr) is float else self._lr_on(v_lr, v)
+            else:
+                lr_v = v_lr
             slots = self._slots_for(v)
-            lr_v = v_lr if type(v_lr) is float else self._lr_on(v_lr, v)
             p = v._value
             if host_pass and dev.xp is np and p.dtype.char in "fd" and p.flags.c_contiguous \
                     and g.flags.c_contiguous:
@@ -612,9 +617,9 @@ class Optimizer:
         values a tape or a tensor holds stay as they were. The slots are updated in place."""
         xp = dev.xp
         params = [p for _, p, _, _, _ in items]
-        outs = [p if sole and p.flags.c_contiguous else xp.empty(p.shape, p.dtype)
-                for _, p, _, _, sole in items]
-        with dev.activate() if dev.needs_switch else _NO_SWITCH:
+        with dev.activate() if dev.needs_switch else _NO_SWITCH:   # (new buffers there too)
+            outs = [p if sole and p.flags.c_contiguous else xp.empty(p.shape, p.dtype)
+                    for _, p, _, _, sole in items]
             self._fused_update(xp, params, outs, [g for _, _, g, _, _ in items],
                                [slots for _, _, _, slots, _ in items], lr, t)
         for (v, _, _, _, _), out in zip(items, outs):

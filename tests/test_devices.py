@@ -20,6 +20,8 @@ from gradtape.capture import CaptureError, capture
 from gradtape.ops import fused
 from gradtape.registry import Op, apply
 
+from conftest import resolve_device
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -710,11 +712,13 @@ def test_two_captured_steps_share_an_optimizer(device):
     assert got[2] == want[2] == 6
 
 
-def test_capture_refuses_host_uploads_and_keeps_the_variables():
+@pytest.mark.parametrize("kind", ["strict", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_capture_refuses_host_uploads_and_keeps_the_variables(kind):
     """gt.constant of a NumPy array inside the step would be replayed from a reused host
-    buffer on a GPU: refused after the warm-up, and the Variables assigned before the
-    failure keep their values."""
-    with gt.device("strict:0"):
+    buffer on a GPU: refused after the warm-up (on a GPU the upload is counted, or CUDA
+    refuses it first), and the Variables assigned before the failure keep their values."""
+    dev = resolve_device(kind)
+    with gt.device(dev):
         params = _make_model()
         inner = _capturable_step(params)
         shift = np.linspace(0, 1, 3).astype(np.float32)
@@ -725,10 +729,30 @@ def test_capture_refuses_host_uploads_and_keeps_the_variables():
         captured = capture(step)
         captured(gt.constant(_X), gt.constant(_Y))
         before = [p.numpy() for p in params]
-        with pytest.raises(CaptureError, match=r"copied 1 host array\(s\) to strict:0"):
+        want = rf"copied 1 host array\(s\) to {dev}" + \
+            ("" if kind == "strict" else "|synchronised with the host")
+        with pytest.raises(CaptureError, match=want):
             captured(gt.constant(_X), gt.constant(_Y))
         for p, b in zip(params, before):
             np.testing.assert_array_equal(p.numpy(), b)
+
+
+def test_capture_failures_say_what_went_wrong():
+    from gradtape.capture import _capture_failure
+
+    def step():
+        pass
+    dev = gt.get_device("strict:0")
+    cases = [(MemoryError("out of memory allocating 4.00 GiB"), "ran out of memory on strict:0"),
+             (RuntimeError("cudaErrorMemoryAllocation: out of memory"), "ran out of memory"),
+             (RuntimeError("cudaErrorStreamCaptureUnsupported: operation not permitted when "
+                           "stream is capturing"), "synchronised with the host"),
+             (RuntimeError("cudaErrorStreamCaptureUnjoined"), "used another GPU or stream"),
+             (ValueError("bad shapes"), "failed while being captured on strict:0")]
+    for exc, words in cases:
+        err = _capture_failure(step, dev, exc)
+        assert isinstance(err, CaptureError) and words in str(err), (exc, str(err))
+        assert "capture: step" in str(err)
 
 
 def test_failed_capture_keeps_the_variables_values():
@@ -1006,13 +1030,16 @@ def test_training_step_on_a_switching_device_runs_each_part_while_it_is_current(
             w = gt.Variable(wv)
             b = gt.Variable(bv)
             unused = gt.Variable(bv)
-        opt = gt.optimizers.Adam(0.1)
+        with gt.device(device):     # (the step count, and so the schedule, on the device)
+            opt = gt.optimizers.Adam(gt.optimizers.schedules.ExponentialDecay(0.1, 10, 0.9))
         with gt.GradientTape() as tape:
             h = x @ w + b
             y = gt.reduce_mean(gt.tanh(h) * gt.nn.relu(h) - h * 0.5)
         gw, gb, gu = tape.gradient(y, [w, b, unused],
                                    unconnected_gradients=gt.UnconnectedGradients.ZERO)
+        held = w.read_value()       # shares w's buffer: the update writes a new one
         opt.apply_gradients([(gw, w), (gb, b)])
+        np.testing.assert_array_equal(held.numpy(), wv)
         with gt.GradientTape(persistent=True) as tape:
             tape.watch(x)
             z = gt.tanh(x @ w)

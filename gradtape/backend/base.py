@@ -63,6 +63,7 @@ class Device:
         self.index = index
         self.name = f"{kind}:{index}"
         self.sync_count = 0
+        self.transfer_count = 0     # host arrays copied to the device (uploads)
 
     # --- identity -------------------------------------------------------------------
     @property

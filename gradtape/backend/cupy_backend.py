@@ -52,6 +52,8 @@ class CupyDevice(Device):
         with self.activate():
             if one is not None:
                 return self._cupy.full(*one)            # a fill kernel: no copy to wait on
+            if not isinstance(value, self._cupy.ndarray):
+                self.transfer_count += 1                # an upload (refused in a capture)
             return self._cupy.asarray(native_order(value), dtype=dtype)
 
     def _peer_copy(self, array, source_index):
