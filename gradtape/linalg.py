@@ -1,8 +1,10 @@
-"""``gt.linalg``: matrix products and norms."""
+"""``gt.linalg``: matrix products, norms, inverses, solves, determinants, Cholesky."""
 from __future__ import annotations
 
 from .clip import global_norm  # noqa: F401
 from .ops.linalg import matmul, matvec, tensordot, einsum  # noqa: F401
+from .ops.linalg import (inv, solve, det, slogdet, logdet, cholesky, diag_part,  # noqa: F401
+                         trace, band_part)
 from .ops.reduce import norm  # noqa: F401
 from .ops.shape import eye  # noqa: F401
 from .ops.shape import transpose as _transpose

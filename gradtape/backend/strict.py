@@ -116,6 +116,8 @@ def _wrap(value, device):
         return StrictArray(np.asarray(value), device)
     if type(value) is tuple:
         return tuple(_wrap(v, device) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):     # slogdet, eigh ... results
+        return type(value)(*(_wrap(v, device) for v in value))
     if type(value) is list:
         return [_wrap(v, device) for v in value]
     return value

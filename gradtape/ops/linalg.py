@@ -1,15 +1,18 @@
 """Matrix products: matmul (batched), tensordot, einsum."""
 from __future__ import annotations
 
+import contextlib
 import re
 import string
 
 import numpy as np
 
-from ..registry import apply, defop
+from ..registry import apply, apply1, defop
+from ..tensor import Tensor
 from ._util import as_tensor, binary, dtype_name
 
-__all__ = ["matmul", "tensordot", "einsum", "matvec"]
+__all__ = ["matmul", "tensordot", "einsum", "matvec", "inv", "solve", "det", "slogdet",
+           "logdet", "cholesky", "diag_part", "trace", "band_part"]
 
 
 def _t(xp, a):
@@ -253,3 +256,192 @@ def einsum(equation, *inputs, **kwargs):
                             f"{dtype_name(t)}")
     ins, out = _parse(equation, [t._value.shape for t in ts])
     return apply(_einsum, tuple(ts), {"ins": ins, "out": out})
+
+
+# --- inverses, solves, determinants, Cholesky ------------------------------------------------
+
+def _mT(ops, x):
+    """``x`` with its last two axes swapped (of any rank: a batched cotangent too)."""
+    n = x.ndim
+    return ops.transpose(x, perm=tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _per_matrix(ops, g):
+    """A per-matrix cotangent ``g[...]`` shaped ``[..., 1, 1]`` to scale whole matrices."""
+    return ops.reshape(g, shape=tuple(g.shape) + (1, 1), in_shape=tuple(g.shape))
+
+
+def _like(ops, raw, like):
+    """A constant array as the rules' ``ops`` take it: raw, or a tensor on ``like``'s device."""
+    return raw if ops.raw else Tensor(raw, like._device)
+
+
+def _square(opname, a):
+    a = as_tensor(a, opname)
+    shape = tuple(a._value.shape)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{opname}: expected square matrices of shape [..., n, n], got "
+                         f"shape {shape}")
+    if a._value.dtype.char not in "fd":
+        raise TypeError(f"{opname}: matrices must be float32 or float64, got {dtype_name(a)}")
+    return a
+
+
+def _inv_vjp(ops, needs, g, ans, a):
+    # d(A^-1) = -A^-1 dA A^-1
+    return (-ops.matmul(ops.matmul(ans, g, transpose_a=True), ans, transpose_b=True),)
+
+
+_inv = defop("matrix_inverse", lambda xp, a: xp.linalg.inv(a), _inv_vjp, save_inputs=False)
+
+
+def inv(input, adjoint=False, name=None) -> Tensor:
+    """The inverse of each square matrix in the last two axes (``adjoint``: of its
+    transpose). A singular matrix raises on the CPU; on a GPU it gives inf or nan."""
+    a = _square("linalg.inv", input)
+    out = apply1(_inv, a)
+    if adjoint:
+        from .shape import transpose
+        n = a._value.ndim
+        out = transpose(out, list(range(n - 2)) + [n - 1, n - 2])
+    return out
+
+
+def _solve_fwd(xp, a, b, adjoint=False):
+    return xp.linalg.solve(a.swapaxes(-1, -2) if adjoint else a, b)
+
+
+def _solve_vjp(ops, needs, g, ans, a, b, adjoint=False):
+    gb = ops.matrix_solve(a, g, adjoint=not adjoint)
+    ga = None
+    if needs[0]:
+        # A X = B: dA = -gB X^T; A^T X = B: dA = -X gB^T
+        ga = -(ops.matmul(ans, gb, transpose_b=True) if adjoint
+               else ops.matmul(gb, ans, transpose_b=True))
+    return ga, (gb if needs[1] else None)
+
+
+_solve = defop("matrix_solve", _solve_fwd, _solve_vjp, batch_rule=False)
+
+
+def solve(matrix, rhs, adjoint=False, name=None) -> Tensor:
+    """``X`` with ``matrix @ X = rhs`` (``adjoint``: ``matrix^T @ X = rhs``) for matrices
+    ``[..., n, n]`` and right-hand sides ``[..., n, k]`` of the same batch shape."""
+    a = _square("linalg.solve", matrix)
+    b = as_tensor(rhs, "linalg.solve")
+    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
+    if len(sb) != len(sa) or sb[:-2] != sa[:-2] or sb[-2] != sa[-1]:
+        raise ValueError(f"linalg.solve: right-hand sides of shape {sb} do not fit matrices of "
+                         f"shape {sa} (expected {sa[:-1] + ('k',)})")
+    if b.dtype != a.dtype:
+        raise TypeError(f"linalg.solve: the matrix is {dtype_name(a)}, the right-hand sides "
+                        f"{dtype_name(b)}")
+    return apply(_solve, (a, b), {"adjoint": True} if adjoint else None)
+
+
+def _det_vjp(ops, needs, g, ans, a):
+    # d det(A) = det(A) tr(A^-1 dA)
+    return (_per_matrix(ops, g * ans) * _mT(ops, ops.matrix_inverse(a)),)
+
+
+_det = defop("matrix_determinant", lambda xp, a: xp.linalg.det(a), _det_vjp)
+
+
+def det(input, name=None) -> Tensor:
+    """The determinant of each square matrix in the last two axes."""
+    return apply1(_det, _square("linalg.det", input))
+
+
+def _logabsdet_fwd(xp, a):
+    return xp.linalg.slogdet(a)[1]
+
+
+def _logabsdet_vjp(ops, needs, g, ans, a):
+    # d log|det A| = tr(A^-1 dA)
+    return (_per_matrix(ops, g) * _mT(ops, ops.matrix_inverse(a)),)
+
+
+_logabsdet = defop("log_abs_determinant", _logabsdet_fwd, _logabsdet_vjp, save_output=False)
+
+
+def slogdet(input, name=None):
+    """``(sign, log_abs_determinant)`` of each square matrix: the determinant is
+    ``sign * exp(log_abs_determinant)``, without overflow. The sign has no gradient."""
+    a = _square("linalg.slogdet", input)
+    dev = a._device
+    with dev.activate():
+        sign = dev.xp.asarray(dev.xp.linalg.slogdet(a._value)[0])
+    return Tensor(sign, dev), apply1(_logabsdet, a)
+
+
+def logdet(matrix, name=None) -> Tensor:
+    """``log(det(matrix))`` of symmetric positive definite matrices."""
+    return apply1(_logabsdet, _square("linalg.logdet", matrix))
+
+
+def _cholesky_vjp(ops, needs, g, ans, a):
+    # TensorFlow's rule (Murray 2016): with L the factor and G its cotangent,
+    # P = Phi(L^T G) (the lower triangle, diagonal halved), S = L^-T P L^-1,
+    # dA = (S + S^T) / 2
+    lo = ans
+    n = lo.shape[-1]
+    xp = ops.xp if ops.raw else lo._device.xp
+    with contextlib.nullcontext() if ops.raw else lo._device.activate():
+        phi = xp.tril(xp.ones((n, n), dtype=lo.dtype)) - 0.5 * xp.eye(n, dtype=lo.dtype)
+    linv = ops.matrix_inverse(lo)
+    middle = ops.matmul(lo, g, transpose_a=True) * _like(ops, phi, lo)
+    s = ops.matmul(ops.matmul(linv, middle, transpose_a=True), linv)
+    return ((s + _mT(ops, s)) * 0.5,)
+
+
+_cholesky = defop("cholesky", lambda xp, a: xp.linalg.cholesky(a), _cholesky_vjp,
+                  save_inputs=False)
+
+
+def cholesky(input, name=None) -> Tensor:
+    """The lower-triangular ``L`` with ``L @ L^T = input`` for symmetric positive definite
+    matrices (only the lower triangle is read). A matrix that is not positive definite
+    raises on the CPU; on a GPU it gives nan. The gradient is TensorFlow's: symmetric, for
+    an input that is symmetric by construction (``X @ X^T + c I``)."""
+    return apply1(_cholesky, _square("linalg.cholesky", input))
+
+
+def diag_part(input, k=0, name=None) -> Tensor:
+    """The main diagonal of each matrix in the last two axes (``k`` = 0 only)."""
+    if k != 0:
+        raise ValueError(f"linalg.diag_part: only k=0 (the main diagonal) is supported, got {k}")
+    x = as_tensor(input, "linalg.diag_part")
+    shape = tuple(x._value.shape)
+    if len(shape) < 2:
+        raise ValueError(f"linalg.diag_part: expected matrices [..., m, n], got shape {shape}")
+    with x._device.activate():
+        idx = Tensor(x._device.xp.arange(min(shape[-2:])), x._device)
+    return x[..., idx, idx]
+
+
+def trace(x, name=None) -> Tensor:
+    """The sum of each matrix's main diagonal."""
+    from .reduce import reduce_sum
+    return reduce_sum(diag_part(x), axis=-1)
+
+
+def band_part(input, num_lower, num_upper, name=None) -> Tensor:
+    """Each matrix with everything outside a band zeroed: ``num_lower`` diagonals below the
+    main one and ``num_upper`` above kept (a negative count keeps the whole triangle)."""
+    from .math import logical_and, where
+    from .core import zeros_like
+    from .shape import range as _range, reshape
+    x = as_tensor(input, "linalg.band_part")
+    shape = tuple(x._value.shape)
+    if len(shape) < 2:
+        raise ValueError(f"linalg.band_part: expected matrices [..., m, n], got shape {shape}")
+    m, n = shape[-2:]
+    i = reshape(_range(m), (m, 1))
+    j = reshape(_range(n), (1, n))
+    keep_lower = (i - j) <= int(num_lower) if int(num_lower) >= 0 else None
+    keep_upper = (j - i) <= int(num_upper) if int(num_upper) >= 0 else None
+    if keep_lower is None and keep_upper is None:
+        return x
+    keep = keep_lower if keep_upper is None else keep_upper if keep_lower is None else \
+        logical_and(keep_lower, keep_upper)
+    return where(keep, x, zeros_like(x))

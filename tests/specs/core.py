@@ -24,6 +24,16 @@ def _shifted(rng, shape):
     return distinct(rng, shape) + 0.13
 
 
+def _wc(x):
+    """A well-conditioned matrix from any: x + 3 I."""
+    return x + 3.0 * gt.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _spd(x):
+    """A symmetric positive definite matrix: x x^T + I."""
+    return gt.matmul(x, x, transpose_b=True) + gt.eye(x.shape[-1], dtype=x.dtype)
+
+
 SPECS = [
     # --- elementwise binary (every broadcast group) ---
     _bin("add", lambda x, y: x + y),
@@ -117,6 +127,18 @@ SPECS = [
          [((2, 3, 4), (4,))], ops=("einsum",)),
     Spec("einsum_outer_reduce", lambda a: gt.einsum("ij->", a * a), [((3, 4),)],
          ops=("einsum",)),
+    # inverses, solves, determinants (well-conditioned: x + 3 I; SPD: x x^T + I)
+    Spec("matrix_inverse", lambda x: gt.linalg.inv(_wc(x)) ** 2, [((3, 3),), ((2, 3, 3),)]),
+    Spec("matrix_solve", lambda a, b: gt.linalg.solve(_wc(a), b) * b
+         + gt.linalg.solve(_wc(a), b, adjoint=True), [((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1))]),
+    Spec("matrix_determinant", gt.linalg.det, [((3, 3),), ((2, 4, 4),)]),
+    Spec("log_abs_determinant", lambda x: gt.linalg.slogdet(_wc(x))[1]
+         + gt.linalg.logdet(_spd(x)), [((3, 3),), ((2, 3, 3),)]),
+    Spec("cholesky", lambda x: gt.linalg.cholesky(_spd(x)) ** 2, [((3, 3),), ((2, 4, 4),)]),
+    Spec("trace_band_part", lambda x: gt.reduce_sum(gt.linalg.trace(x * x))
+         + gt.linalg.band_part(x, 1, 0) * gt.expand_dims(gt.linalg.diag_part(x), -2),
+         [((3, 3),), ((2, 4, 4),)],
+         ops=("getitem", "where")),
     # --- shapes ---
     Spec("reshape", lambda x: gt.reshape(x, [-1, 2]) * gt.reshape(x, [-1, 2]), [((3, 4),)]),
     Spec("transpose", lambda x: gt.transpose(x, [1, 2, 0]) ** 2, [((2, 3, 4),)],
