@@ -28,7 +28,7 @@ from .tensor import Tensor
 from .ops.core import shape_tuple
 
 __all__ = ["Generator", "set_seed", "get_global_generator", "set_global_generator", "normal",
-           "uniform", "truncated_normal", "shuffle", "create_rng_state"]
+           "uniform", "truncated_normal", "shuffle", "create_rng_state", "categorical"]
 
 _FLOAT32 = np.dtype(np.float32)
 # Draws per value of truncated_normal on a device: 0.0455 ** 10 (about 4e-14) is the chance
@@ -552,3 +552,38 @@ def shuffle(value, seed=None, name=None) -> Tensor:
     from .ops._util import as_tensor
     x = as_tensor(value, "shuffle")
     return _generator_for(seed, x._device).shuffle(x)
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor:
+    """``num_samples`` class indices per row of ``logits`` ``[batch, classes]`` (unnormalised
+    log-probabilities), as ``tf.random.categorical``: ``[batch, num_samples]`` of ``dtype``
+    (int64 by default). Drawn on the logits' device with the Gumbel-max trick (the argmax of
+    the logits plus Gumbel noise), so a GPU never waits; a class of logit ``-inf`` is never
+    drawn. Not differentiable."""
+    from .ops._util import as_tensor
+    x = as_tensor(logits, "random.categorical")
+    lv = x._value
+    if lv.ndim != 2:
+        raise ValueError(f"random.categorical: logits must be [batch, classes], got shape "
+                         f"{tuple(lv.shape)}")
+    if lv.dtype.kind != "f":
+        raise TypeError(f"random.categorical: logits must be floating point, got "
+                        f"{as_dtype(lv.dtype).name}")
+    n = int(num_samples.numpy() if isinstance(num_samples, Tensor) else num_samples)
+    if n < 0:
+        raise ValueError(f"random.categorical: num_samples must be >= 0, got {n}")
+    if lv.shape[1] == 0 and lv.shape[0] and n:
+        raise ValueError("random.categorical: the logits have 0 classes to draw from")
+    out_dt = np_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    if out_dt not in (np.int32, np.int64):
+        raise TypeError(f"random.categorical: dtype must be int32 or int64, got "
+                        f"{as_dtype(out_dt).name}")
+    dev = x._device
+    batch, classes = lv.shape
+    u = _generator_for(seed, dev)._random((batch, n, classes), lv.dtype)
+    with dev.activate():
+        xp = dev.xp
+        with np.errstate(divide="ignore"):
+            gumbel = -xp.log(-xp.log(u))        # u = 0 gives -inf: that draw never wins
+        out = xp.argmax(lv[:, None, :] + gumbel, axis=-1).astype(out_dt, copy=False)
+    return Tensor(out, dev)

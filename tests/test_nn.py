@@ -668,6 +668,34 @@ def test_permutation_shuffle_split_make_seeds(device):
     assert g.device is device
 
 
+def test_categorical_draws_with_the_logits_probabilities(device):
+    """tf.random.categorical: [batch, num_samples] int64 indices, frequencies matching the
+    softmax of the logits, -inf classes never drawn, op seeds reproducible, no host wait."""
+    probs = np.array([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]])
+    with np.errstate(divide="ignore"):
+        logits = gt.constant(np.log(probs).astype(np.float32))
+    syncs = gt.config.sync_count(device)
+    s = gt.random.categorical(logits, 20000, seed=5)
+    assert gt.config.sync_count(device) == syncs
+    assert s.shape == (2, 20000) and s.dtype == gt.int64 and s.device == device.name
+    got = s.numpy()
+    for row, p in zip(got, probs):
+        freq = np.bincount(row, minlength=3) / row.size
+        np.testing.assert_allclose(freq, p, atol=0.015)       # ~4 sigma at 20000 draws
+    assert (got[1] != 2).all()
+    gt.random.set_seed(9)
+    first = gt.random.categorical(logits, 7, seed=5).numpy()
+    gt.random.set_seed(9)                   # the same program again: the same draws
+    np.testing.assert_array_equal(gt.random.categorical(logits, 7, seed=5).numpy(), first)
+    small = gt.random.categorical(logits, 3, dtype=gt.int32)
+    assert small.dtype == gt.int32 and small.shape == (2, 3)
+    assert gt.random.categorical(logits, 0).shape == (2, 0)
+    with pytest.raises(ValueError, match=r"logits must be \[batch, classes\], got shape \(3,\)"):
+        gt.random.categorical(gt.constant([1.0, 2.0, 3.0]), 2)
+    with pytest.raises(TypeError, match="dtype must be int32 or int64, got float32"):
+        gt.random.categorical(logits, 2, dtype=gt.float32)
+
+
 def test_module_functions_follow_global_and_op_seeds():
     gt.random.set_seed(2024)
     a = [gt.random.normal([3]).numpy(), gt.random.uniform([3]).numpy(),
