@@ -21,8 +21,8 @@ from .tensor import Tensor
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
            "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal", "HeNormal",
-           "HeUniform", "LecunNormal", "LecunUniform", "get", "serialize", "deserialize",
-           "compute_fans"]
+           "HeUniform", "LecunNormal", "LecunUniform", "Orthogonal", "Identity", "get", "serialize",
+           "deserialize", "compute_fans"]
 
 # std of a standard normal truncated to [-2, 2]
 _TRUNCATED_STD = 0.87962566103423978
@@ -271,10 +271,64 @@ class LecunUniform(VarianceScaling):
         return {"seed": self.seed}
 
 
+class Identity(Initializer):
+    """``gain`` times the identity matrix (2-D shapes; a rectangular one gets ones on its
+    main diagonal), as Keras'."""
+
+    def __init__(self, gain=1.0):
+        self.gain = float(gain)
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        shape = shape_tuple(shape, "Identity")
+        dt = _float_dtype(dtype, "Identity")
+        if len(shape) != 2:
+            raise ValueError(f"Identity: needs a 2-D shape, got {shape}")
+        dev = current_device()
+        with dev.activate():
+            out = dev.xp.eye(shape[0], shape[1], dtype=dt) * dt.type(self.gain)
+        return Tensor(out, dev)
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
+class Orthogonal(_Seeded):
+    """A (semi-)orthogonal matrix times ``gain``, as Keras': the Q of the QR factorisation of
+    a normal matrix (signs fixed by R's diagonal); shapes of rank > 2 are flattened to
+    ``(prod(shape[:-1]), shape[-1])``. The recurrent kernels' default."""
+
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(seed)
+        self.gain = float(gain)
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        who = type(self).__name__
+        shape = shape_tuple(shape, who)
+        dt = _float_dtype(dtype, who)
+        if len(shape) < 2:
+            raise ValueError(f"{who}: needs a shape of rank >= 2, got {shape}")
+        rows = int(np.prod(shape[:-1]))
+        cols = shape[-1]
+        a = self._generator().normal((max(rows, cols), min(rows, cols)), dtype=np.float64)
+        dev = a._device
+        with dev.activate():
+            xp = dev.xp
+            q, r = xp.linalg.qr(a._value)
+            q = q * xp.sign(xp.diagonal(r))
+            if rows < cols:
+                q = q.T
+            out = (self.gain * q).reshape(shape).astype(dt)
+        return Tensor(out, dev)
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
 # --- by name ----------------------------------------------------------------------------------
 
 _CLASSES = (Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
-            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform)
+            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform,
+            Orthogonal, Identity)
 _BY_NAME = {}
 for _cls in _CLASSES:
     _BY_NAME[_cls.__name__.lower()] = _cls
@@ -285,7 +339,8 @@ _BY_NAME.update({"zeros": Zeros, "ones": Ones, "constant": Constant,
                  "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
                  "xavier_uniform": GlorotUniform, "xavier_normal": GlorotNormal,
                  "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal,
-                 "lecun_uniform": LecunUniform})
+                 "lecun_uniform": LecunUniform, "orthogonal": Orthogonal,
+                 "identity": Identity})
 del _cls
 
 

@@ -39,7 +39,8 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "MaxPool2D", "MaxPooling2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout",
            "LayerNormalization", "BatchNormalization", "Embedding", "Activation", "ReLU",
            "Reshape", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
-           "GlobalMaxPool2D", "get_activation", "activation_names"]
+           "GlobalMaxPool2D", "get_activation", "activation_names", "SimpleRNNCell", "LSTMCell",
+           "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -1135,3 +1136,6 @@ class Embedding(Layer):
         return {**super().get_config(), "input_dim": self.input_dim,
                 "output_dim": self.output_dim}
 
+
+# recurrent layers (their module builds on Layer)
+from .recurrent import SimpleRNNCell, LSTMCell, GRUCell, RNN, SimpleRNN, LSTM, GRU  # noqa: E402

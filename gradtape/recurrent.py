@@ -1,0 +1,363 @@
+"""Recurrent layers, as Keras': ``SimpleRNN``, ``LSTM``, ``GRU``, their cells and ``RNN``.
+
+    lstm = gt.layers.LSTM(64, return_sequences=True)
+    y = lstm(x)                 # x: [batch, time, features] -> y: [batch, time, 64]
+
+Weights follow Keras' layout and gate order, so Keras weights load as they are: ``kernel``
+``[features, k * units]``, ``recurrent_kernel`` ``[units, k * units]`` and ``bias`` (LSTM:
+gates i, f, c, o; GRU: z, r, h, with ``reset_after=True`` a ``[2, 3 * units]`` bias, as
+TensorFlow 2's default). The input projection of every time step is one matrix product
+before the loop; each step then adds the recurrent product. ``dropout`` and
+``recurrent_dropout`` use one mask per sequence (the same at every step), as Keras does.
+The time loop runs eagerly (``unroll`` changes nothing); stateful layers and masks are not
+supported.
+"""
+from __future__ import annotations
+
+from . import initializers as _init
+from .layers import InputSpec, Layer, _activation_name, _positive_int, get_activation
+from .ops import core as _core
+from .ops import linalg as _la
+from .ops import shape as _sh
+from .tensor import Tensor, convert_to_tensor
+
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU"]
+
+
+def _rate(value, what, who):
+    if not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"{who}: {what} must be a float in [0, 1), got {value!r}")
+    return float(value)
+
+
+class _Cell(Layer):
+    """A recurrent cell: ``cell(x_projected, states, training)`` for one time step, where the
+    input projection ``x @ kernel (+ bias)`` was made for every step at once by
+    :meth:`project`."""
+
+    #: number of gates (column blocks of the kernels)
+    gates = 1
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        who = type(self).__name__
+        self.units = _positive_int(units, "units", who)
+        self.activation = get_activation(activation)
+        self.recurrent_activation = get_activation(recurrent_activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.recurrent_initializer = _init.get(recurrent_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+        self.dropout = _rate(dropout, "dropout", who)
+        self.recurrent_dropout = _rate(recurrent_dropout, "recurrent_dropout", who)
+
+    @property
+    def state_size(self):
+        return [self.units]
+
+    def _bias_shape(self):
+        return (self.gates * self.units,)
+
+    def _bias_initial(self, shape, dtype=None):
+        return self.bias_initializer(shape, dtype=dtype)
+
+    def build(self, input_shape):
+        dim = int(input_shape[-1])
+        k = self.gates * self.units
+        self.kernel = self.add_weight("kernel", (dim, k), self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, k),
+                                                self.recurrent_initializer)
+        self.bias = self.add_weight("bias", self._bias_shape(), self._bias_initial) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: dim})
+
+    def _input_bias(self):
+        return self.bias
+
+    def project(self, inputs):
+        """``inputs @ kernel (+ the input bias)`` over the last axis, every step at once."""
+        x = inputs
+        shape = tuple(x._value.shape)
+        flat = _sh.reshape(x, (-1, shape[-1]))
+        y = _la.matmul(flat, self.kernel)
+        b = self._input_bias()
+        if b is not None:
+            y = y + b
+        return _sh.reshape(y, shape[:-1] + (self.gates * self.units,))
+
+    def zero_states(self, batch, like):
+        return [_core.zeros((batch, self.units), dtype=like.dtype) for _ in self.state_size]
+
+    def call(self, inputs, states, training=False):
+        """One step on raw inputs ``[batch, features]`` (Keras' cell call)."""
+        return self.step(self.project(inputs), list(states))
+
+    def step(self, xw, states):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": _activation_name(self.activation),
+                "recurrent_activation": _activation_name(self.recurrent_activation),
+                "use_bias": self.use_bias, "dropout": self.dropout,
+                "recurrent_dropout": self.recurrent_dropout}
+
+
+class SimpleRNNCell(_Cell):
+    """``h = activation(x @ kernel + h @ recurrent_kernel + bias)``."""
+
+    def __init__(self, units, activation="tanh", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, name=None,
+                 **kwargs):
+        super().__init__(units, activation, None, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer, dropout, recurrent_dropout,
+                         name=name, **kwargs)
+
+    def step(self, xw, states, h_in=None):
+        h = states[0]
+        r = h if h_in is None else h_in
+        out = self.activation(xw + _la.matmul(r, self.recurrent_kernel))
+        return out, [out]
+
+    def get_config(self):
+        config = super().get_config()
+        del config["recurrent_activation"]
+        return config
+
+
+class LSTMCell(_Cell):
+    """Keras' LSTM step (gates i, f, c, o): ``z = x @ W + h @ U + b``;
+    ``c = f * c + i * activation(g)``, ``h = o * activation(c)`` with the gates through
+    ``recurrent_activation``. ``unit_forget_bias`` starts the forget gate's bias at 1."""
+
+    gates = 4
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", unit_forget_bias=True, dropout=0.0,
+                 recurrent_dropout=0.0, name=None, **kwargs):
+        super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer, dropout, recurrent_dropout,
+                         name=name, **kwargs)
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    @property
+    def state_size(self):
+        return [self.units, self.units]
+
+    def _bias_initial(self, shape, dtype=None):
+        b = self.bias_initializer(shape, dtype=dtype)
+        if not self.unit_forget_bias:
+            return b
+        u = self.units
+        ones = _core.ones((u,), dtype=b.dtype)
+        return _sh.concat([b[:u], ones, b[2 * u:]], axis=0)
+
+    def step(self, xw, states, h_in=None):
+        h, c = states
+        z = xw + _la.matmul(h if h_in is None else h_in, self.recurrent_kernel)
+        i, f, g, o = _sh.split(z, 4, axis=-1)
+        act, gate = self.activation, self.recurrent_activation
+        c = gate(f) * c + gate(i) * act(g)
+        h = gate(o) * act(c)
+        return h, [h, c]
+
+    def get_config(self):
+        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
+
+
+class GRUCell(_Cell):
+    """Keras' GRU step (gates z, r, h). ``reset_after=True`` (TensorFlow 2's default, the
+    cuDNN form): ``hh = activation(x_h + r * (h @ U_h + b_h'))`` with a second, recurrent
+    bias; ``reset_after=False``: ``hh = activation(x_h + (r * h) @ U_h)``. Then
+    ``h = z * h + (1 - z) * hh``."""
+
+    gates = 3
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0,
+                 reset_after=True, name=None, **kwargs):
+        super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer, dropout, recurrent_dropout,
+                         name=name, **kwargs)
+        self.reset_after = bool(reset_after)
+
+    def _bias_shape(self):
+        k = 3 * self.units
+        return (2, k) if self.reset_after else (k,)
+
+    def _input_bias(self):
+        if self.bias is None:
+            return None
+        return self.bias[0] if self.reset_after else self.bias
+
+    def step(self, xw, states, h_in=None):
+        h = states[0]
+        r_in = h if h_in is None else h_in
+        u = self.units
+        x_z, x_r, x_h = _sh.split(xw, 3, axis=-1)
+        gate, act = self.recurrent_activation, self.activation
+        if self.reset_after:
+            inner = _la.matmul(r_in, self.recurrent_kernel)
+            if self.bias is not None:
+                inner = inner + self.bias[1]
+            r_z, r_r, r_h = _sh.split(inner, 3, axis=-1)
+            z = gate(x_z + r_z)
+            r = gate(x_r + r_r)
+            hh = act(x_h + r * r_h)
+        else:
+            uk = self.recurrent_kernel
+            zr = _la.matmul(r_in, uk[:, :2 * u])
+            r_z, r_r = _sh.split(zr, 2, axis=-1)
+            z = gate(x_z + r_z)
+            r = gate(x_r + r_r)
+            hh = act(x_h + _la.matmul(r * r_in, uk[:, 2 * u:]))
+        out = z * h + (1.0 - z) * hh
+        return out, [out]
+
+    def get_config(self):
+        return {**super().get_config(), "reset_after": self.reset_after}
+
+
+class RNN(Layer):
+    """Run a cell over the time axis of ``[batch, time, features]`` inputs.
+
+    ``return_sequences``: every step's output ``[batch, time, units]`` (else the last one);
+    ``return_state``: also the final states (``[output, h]``, LSTM ``[output, h, c]``);
+    ``go_backwards``: from the last step to the first (the sequence returned reversed, as
+    Keras). Call with ``initial_state=[...]`` to start from given states (zeros otherwise).
+    """
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
+                 stateful=False, unroll=False, time_major=False, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not isinstance(cell, _Cell):
+            raise TypeError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell, got "
+                            f"{type(cell).__name__}")
+        if stateful:
+            raise ValueError(f"{type(self).__name__}: stateful=True is not supported (carry "
+                             "the states yourself: return_state=True and initial_state=)")
+        if time_major:
+            raise ValueError(f"{type(self).__name__}: time_major=True is not supported; "
+                             "transpose the inputs to [batch, time, features]")
+        self.cell = cell
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.input_spec = InputSpec(ndim=3)
+
+    @property
+    def units(self):
+        return self.cell.units
+
+    def build(self, input_shape):
+        self.cell.build(tuple(input_shape[:1]) + tuple(input_shape[2:]))
+        self.cell.built = True
+        self.input_spec = InputSpec(ndim=3, axes={-1: int(input_shape[-1])})
+
+    def _masks(self, x, training):
+        """Dropout masks (scaled), one per sequence: on the inputs and on the state."""
+        from . import nn
+        cell = self.cell
+        batch = x._value.shape[0]
+        dim = x._value.shape[-1]
+        drop_in = drop_h = None
+        if training and cell.dropout:
+            drop_in = nn.dropout(_core.ones((batch, dim), dtype=x.dtype), rate=cell.dropout)
+        if training and cell.recurrent_dropout:
+            drop_h = nn.dropout(_core.ones((batch, cell.units), dtype=x.dtype),
+                                rate=cell.recurrent_dropout)
+        return drop_in, drop_h
+
+    def call(self, inputs, initial_state=None, training=False):
+        cell = self.cell
+        x = inputs
+        batch, steps = x._value.shape[0], x._value.shape[1]
+        drop_in, drop_h = self._masks(x, training)
+        if drop_in is not None:
+            x = x * _sh.expand_dims(drop_in, 1)
+        if initial_state is None:
+            states = cell.zero_states(batch, x)
+        else:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
+                else [initial_state]
+            if len(states) != len(cell.state_size):
+                raise ValueError(f"{type(self).__name__} layer '{self.name}': expected "
+                                 f"{len(cell.state_size)} initial state(s), got {len(states)}")
+            want = (batch, cell.units)
+            for i, s in enumerate(states):
+                s = s if isinstance(s, Tensor) else convert_to_tensor(s)
+                if tuple(s._value.shape) != want:
+                    raise ValueError(f"{type(self).__name__} layer '{self.name}': initial "
+                                     f"state {i} has shape {tuple(s._value.shape)}, expected "
+                                     f"{want}")
+                states[i] = _core.cast(s, x.dtype) if s.dtype != x.dtype else s
+        outputs = []
+        if steps:
+            xw = cell.project(x)                         # [batch, time, gates * units]
+            per_step = _sh.unstack(xw, axis=1)
+            if self.go_backwards:
+                per_step = per_step[::-1]
+            for xw_t in per_step:
+                h_in = states[0] * drop_h if drop_h is not None else None
+                out, states = cell.step(xw_t, states, h_in=h_in)
+                outputs.append(out)
+        if self.return_sequences:
+            output = _sh.stack(outputs, axis=1) if outputs else \
+                _core.zeros((batch, 0, cell.units), dtype=x.dtype)
+        else:
+            output = outputs[-1] if outputs else states[0]
+        if self.return_state:
+            return [output] + list(states)
+        return output
+
+    def get_config(self):
+        return {**super().get_config(), "return_sequences": self.return_sequences,
+                "return_state": self.return_state, "go_backwards": self.go_backwards,
+                "cell": self.cell.get_config()}
+
+
+_CELL_KEYS = {"activation", "recurrent_activation", "use_bias", "kernel_initializer",
+              "recurrent_initializer", "bias_initializer", "dropout", "recurrent_dropout",
+              "unit_forget_bias", "reset_after", "dtype"}
+_LAYER_KEYS = {"return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+               "time_major", "name", "trainable", "input_shape", "input_dim",
+               "batch_input_shape", "dtype", "autocast"}
+
+
+def _make(cell_cls, layer_name, units, kwargs):
+    for key in kwargs:
+        if key not in _CELL_KEYS | _LAYER_KEYS:
+            raise TypeError(f"{layer_name}: unexpected keyword argument {key!r}")
+    cell_kw = {k: v for k, v in kwargs.items() if k in _CELL_KEYS}
+    layer_kw = {k: v for k, v in kwargs.items() if k in _LAYER_KEYS}
+    return cell_cls(units, **cell_kw), layer_kw
+
+
+class SimpleRNN(RNN):
+    """A fully connected recurrent layer (:class:`SimpleRNNCell` over time)."""
+
+    def __init__(self, units, **kwargs):
+        cell, layer_kw = _make(SimpleRNNCell, "SimpleRNN", units, kwargs)
+        super().__init__(cell, **layer_kw)
+
+
+class LSTM(RNN):
+    """Long short-term memory (:class:`LSTMCell` over time), as ``keras.layers.LSTM``."""
+
+    def __init__(self, units, **kwargs):
+        cell, layer_kw = _make(LSTMCell, "LSTM", units, kwargs)
+        super().__init__(cell, **layer_kw)
+
+
+class GRU(RNN):
+    """Gated recurrent unit (:class:`GRUCell` over time), as ``keras.layers.GRU``."""
+
+    def __init__(self, units, **kwargs):
+        cell, layer_kw = _make(GRUCell, "GRU", units, kwargs)
+        super().__init__(cell, **layer_kw)
