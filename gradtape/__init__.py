@@ -73,6 +73,6 @@ from .capture import CaptureError, capture, function
 from . import experimental, test
 __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 
-# input pipelines
-from . import data
-__all__ += ["data"]
+# input pipelines, images
+from . import data, image
+__all__ += ["data", "image"]
