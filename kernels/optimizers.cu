@@ -19,6 +19,11 @@
 #define GT_MULTI_SLOT(k) {p##k, o##k, g##k, a##k, b##k, n##k}
 #define GT_MULTI_SLOTS {GT_MULTI_SLOT(0), GT_MULTI_SLOT(1), GT_MULTI_SLOT(2), GT_MULTI_SLOT(3), \
                         GT_MULTI_SLOT(4), GT_MULTI_SLOT(5), GT_MULTI_SLOT(6), GT_MULTI_SLOT(7)}
+// ... and their parameters: (p, out, g, a, b, n) for each slot
+#define GT_MULTI_PARAM(T, k) const T* p##k, T* o##k, const T* g##k, T* a##k, T* b##k, gt_index n##k
+#define GT_MULTI_PARAMS(T) GT_MULTI_PARAM(T, 0), GT_MULTI_PARAM(T, 1), GT_MULTI_PARAM(T, 2), \
+                           GT_MULTI_PARAM(T, 3), GT_MULTI_PARAM(T, 4), GT_MULTI_PARAM(T, 5), \
+                           GT_MULTI_PARAM(T, 6), GT_MULTI_PARAM(T, 7)
 
 template <typename T>
 __device__ __forceinline__ T read_scalar(const T* ptr, T value) {
@@ -161,28 +166,14 @@ __global__ void adam_f64(double* p, const double* g, double* m, double* v, const
 
 // The *_multi kernels' parameters: GT_MULTI slots of (p, out, g, a, b, n), then the scalars.
 __global__ void sgd_momentum_multi_f32(
-    const float* p0, float* o0, const float* g0, float* a0, float* b0, gt_index n0,
-    const float* p1, float* o1, const float* g1, float* a1, float* b1, gt_index n1,
-    const float* p2, float* o2, const float* g2, float* a2, float* b2, gt_index n2,
-    const float* p3, float* o3, const float* g3, float* a3, float* b3, gt_index n3,
-    const float* p4, float* o4, const float* g4, float* a4, float* b4, gt_index n4,
-    const float* p5, float* o5, const float* g5, float* a5, float* b5, gt_index n5,
-    const float* p6, float* o6, const float* g6, float* a6, float* b6, gt_index n6,
-    const float* p7, float* o7, const float* g7, float* a7, float* b7, gt_index n7,
+    GT_MULTI_PARAMS(float),
     const float* lr_ptr, float lr, float momentum, int nesterov) {
     const multi_slot<float> s[GT_MULTI] = GT_MULTI_SLOTS;
     sgd_momentum_multi<float>(s, lr_ptr, lr, momentum, nesterov);
 }
 
 __global__ void adam_multi_f32(
-    const float* p0, float* o0, const float* g0, float* a0, float* b0, gt_index n0,
-    const float* p1, float* o1, const float* g1, float* a1, float* b1, gt_index n1,
-    const float* p2, float* o2, const float* g2, float* a2, float* b2, gt_index n2,
-    const float* p3, float* o3, const float* g3, float* a3, float* b3, gt_index n3,
-    const float* p4, float* o4, const float* g4, float* a4, float* b4, gt_index n4,
-    const float* p5, float* o5, const float* g5, float* a5, float* b5, gt_index n5,
-    const float* p6, float* o6, const float* g6, float* a6, float* b6, gt_index n6,
-    const float* p7, float* o7, const float* g7, float* a7, float* b7, gt_index n7,
+    GT_MULTI_PARAMS(float),
     const float* lr_ptr, float lr, const gt_index* step_ptr, gt_index step, double beta1,
     double beta2, float eps, float weight_decay) {
     const multi_slot<float> s[GT_MULTI] = GT_MULTI_SLOTS;
@@ -190,28 +181,14 @@ __global__ void adam_multi_f32(
 }
 
 __global__ void sgd_momentum_multi_f64(
-    const double* p0, double* o0, const double* g0, double* a0, double* b0, gt_index n0,
-    const double* p1, double* o1, const double* g1, double* a1, double* b1, gt_index n1,
-    const double* p2, double* o2, const double* g2, double* a2, double* b2, gt_index n2,
-    const double* p3, double* o3, const double* g3, double* a3, double* b3, gt_index n3,
-    const double* p4, double* o4, const double* g4, double* a4, double* b4, gt_index n4,
-    const double* p5, double* o5, const double* g5, double* a5, double* b5, gt_index n5,
-    const double* p6, double* o6, const double* g6, double* a6, double* b6, gt_index n6,
-    const double* p7, double* o7, const double* g7, double* a7, double* b7, gt_index n7,
+    GT_MULTI_PARAMS(double),
     const double* lr_ptr, double lr, double momentum, int nesterov) {
     const multi_slot<double> s[GT_MULTI] = GT_MULTI_SLOTS;
     sgd_momentum_multi<double>(s, lr_ptr, lr, momentum, nesterov);
 }
 
 __global__ void adam_multi_f64(
-    const double* p0, double* o0, const double* g0, double* a0, double* b0, gt_index n0,
-    const double* p1, double* o1, const double* g1, double* a1, double* b1, gt_index n1,
-    const double* p2, double* o2, const double* g2, double* a2, double* b2, gt_index n2,
-    const double* p3, double* o3, const double* g3, double* a3, double* b3, gt_index n3,
-    const double* p4, double* o4, const double* g4, double* a4, double* b4, gt_index n4,
-    const double* p5, double* o5, const double* g5, double* a5, double* b5, gt_index n5,
-    const double* p6, double* o6, const double* g6, double* a6, double* b6, gt_index n6,
-    const double* p7, double* o7, const double* g7, double* a7, double* b7, gt_index n7,
+    GT_MULTI_PARAMS(double),
     const double* lr_ptr, double lr, const gt_index* step_ptr, gt_index step, double beta1,
     double beta2, double eps, double weight_decay) {
     const multi_slot<double> s[GT_MULTI] = GT_MULTI_SLOTS;

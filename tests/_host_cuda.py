@@ -142,9 +142,19 @@ def _wrappers(source: str) -> str:
     return "\n".join(code)
 
 
+def _expanded(source: str) -> str:
+    """``source`` through the C preprocessor (its macros expanded, so a kernel whose
+    parameter list a macro writes is read as the compiler sees it); CUDA's keywords stay."""
+    out = subprocess.run([compiler(), "-E", "-P", "-x", "c++", "-"], input=source,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"preprocessing a kernel file failed:\n{out.stderr}")
+    return out.stdout
+
+
 def _library(file: str):
     source = K.kernel_source(file)
-    text = _PRELUDE + source + "\n" + _wrappers(source)
+    text = _PRELUDE + source + "\n" + _wrappers(_expanded(source))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     lib = _BUILT.get((file, digest))
     if lib is not None:
