@@ -42,6 +42,13 @@ UNKNOWN_CARDINALITY = -2
 _PREFETCH_AUTOTUNE = 2          # elements a prefetch(AUTOTUNE) keeps ready
 
 
+_PEEK = threading.local()        # depth > 0 while Dataset._first reads an element
+
+
+def _peeking() -> bool:
+    return getattr(_PEEK, "depth", 0) > 0
+
+
 class _Host:
     """The CPU device, where pipelines compute (looked up once)."""
 
@@ -115,9 +122,15 @@ def _tensors(value, what):
 
 def _call(fn, element):
     """``fn(*element)`` for a tuple element (TF unpacks tuples), else ``fn(element)``."""
-    if type(element) is tuple:
-        return _on_host(fn, *element)
-    return _on_host(fn, element)
+    from .backend import DeviceError
+    try:
+        if type(element) is tuple:
+            return _on_host(fn, *element)
+        return _on_host(fn, element)
+    except DeviceError as exc:
+        raise DeviceError(f"{exc}. Functions of a dataset run on the CPU, as tf.data's do: "
+                          "make the tensors they close over on the CPU "
+                          "(with gt.device('cpu')) or use NumPy values") from None
 
 
 def _same_structure(a, b, what):
@@ -183,8 +196,15 @@ class Dataset:
         return self._generate()
 
     def _first(self):
-        for element in self._iter():
-            return element
+        """The first element, read for its structure: shuffles do not count it as a pass
+        (reading ``element_spec`` leaves the orders of later passes as they were) and
+        prefetching starts no thread."""
+        _PEEK.depth = getattr(_PEEK, "depth", 0) + 1
+        try:
+            for element in self._iter():
+                return element
+        finally:
+            _PEEK.depth -= 1
         raise ValueError(f"{type(self).__name__}: the dataset is empty, so the structure of "
                          "its elements is unknown")
 
@@ -261,8 +281,8 @@ class Dataset:
     def zip(*datasets, name=None) -> "Dataset":
         """Elements of several datasets side by side (a tuple, or the nest given), until the
         shortest ends: ``Dataset.zip((a, b))`` or ``Dataset.zip(a, b)``."""
-        if len(datasets) == 1 and not isinstance(datasets[0], Dataset):
-            datasets = datasets[0]
+        if len(datasets) == 1:
+            datasets = datasets[0]      # a structure of datasets (or one: its elements)
         elif len(datasets) == 0:
             raise ValueError("Dataset.zip: give at least one dataset")
         return _Zip(datasets)
@@ -402,7 +422,9 @@ class _Slices(Dataset):
         structure, values = _leaves(_structure_of(tensors))
         if not values:
             raise ValueError("Dataset.from_tensor_slices: no components given")
-        comps = [_host_tensor(v, "Dataset.from_tensor_slices")._value for v in values]
+        # copies, as TF's constants: the dataset does not change with the caller's arrays
+        comps = [np.array(_host_tensor(v, "Dataset.from_tensor_slices")._value, copy=True)
+                 for v in values]
         for i, c in enumerate(comps):
             if c.ndim == 0:
                 raise ValueError(f"Dataset.from_tensor_slices: component {i} is a scalar; "
@@ -604,10 +626,10 @@ class _Zip(Dataset):
 
     def _cardinality(self):
         cards = [d._cardinality() for d in self._datasets]
+        if UNKNOWN_CARDINALITY in cards:
+            return UNKNOWN_CARDINALITY
         finite = [c for c in cards if c >= 0]
-        if finite:
-            return min(finite)
-        return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in cards else INFINITE_CARDINALITY
+        return min(finite) if finite else INFINITE_CARDINALITY
 
     def _element_spec(self):
         return nest.pack_sequence_as(self._structure,
@@ -890,7 +912,8 @@ class _Shuffle(_Unary):
     def _rng(self):
         with self._lock:
             n = self._passes
-            self._passes += 1
+            if not _peeking():
+                self._passes += 1
         words = list(self._seed) + ([n] if self._reshuffle else [])
         return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
             [w & 0xFFFFFFFFFFFFFFFF for w in words])))
@@ -1141,7 +1164,7 @@ class _Prefetch(_Unary):
         return self._parent._indices()
 
     def _generate(self):
-        if self._size == 0:
+        if self._size == 0 or _peeking():
             yield from self._parent._iter()
             return
         q = queue.Queue(maxsize=self._size)

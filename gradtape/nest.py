@@ -89,6 +89,16 @@ def _kind(x):
     return None
 
 
+def _seq_type(x):
+    """What check_types compares: dicts (any mapping type) are alike, namedtuples by name and
+    fields, lists and tuples by kind (subclasses alike)."""
+    if isinstance(x, dict):
+        return "dict"
+    if _is_namedtuple(x):
+        return ("namedtuple", type(x).__name__, tuple(x._fields))
+    return "list" if isinstance(x, list) else "tuple"
+
+
 def _same(a, b, check_types, path):
     ka, kb = _kind(a), _kind(b)
     where = f" at {path}" if path else ""
@@ -97,7 +107,7 @@ def _same(a, b, check_types, path):
                          f"{type(a).__name__} and {type(b).__name__}")
     if ka is None:
         return
-    if check_types and type(a) is not type(b):
+    if check_types and _seq_type(a) != _seq_type(b):
         raise TypeError(f"The two structures don't have the same sequence type{where}: "
                         f"{type(a).__name__} and {type(b).__name__}")
     if ka == "dict":

@@ -38,6 +38,13 @@ _TRUNCATED_ROUNDS = 10
 _DEFAULT_GLOBAL_SEED = 87654321
 
 
+def _below_one(xp, u, dt):
+    """float32 draws in ``[0, 1)`` as ``dt`` (float16), still below 1: rounding would
+    otherwise give 1.0 for the draws above ``1 - 2**-12``."""
+    dt = np.dtype(dt)
+    return xp.minimum(u.astype(dt), dt.type(np.nextafter(dt.type(1), dt.type(0))))
+
+
 def _seed_int(seed, opname):
     if isinstance(seed, Tensor):
         seed = seed.numpy()
@@ -175,10 +182,12 @@ class Generator:
             if dev.host_visible:
                 if dt in (np.float32, np.float64):
                     return self._rng.random(shape, dtype=dt)
-                return self._rng.random(shape, dtype=np.float32).astype(dt)
+                return _below_one(np, self._rng.random(shape, dtype=np.float32), dt)
             with dev.activate():
-                gen_dt = dt if dt in (np.float32, np.float64) else np.float32
-                return self._rng.random_sample(size=shape, dtype=gen_dt).astype(dt, copy=False)
+                if dt in (np.float32, np.float64):
+                    return self._rng.random_sample(size=shape, dtype=dt)
+                return _below_one(dev.xp, self._rng.random_sample(size=shape,
+                                                                  dtype=np.float32), dt)
 
     def _integers(self, shape, low, high, dt):
         dev = self._device
@@ -580,10 +589,13 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor
                         f"{as_dtype(out_dt).name}")
     dev = x._device
     batch, classes = lv.shape
-    u = _generator_for(seed, dev)._random((batch, n, classes), lv.dtype)
+    # the noise in float32 at least: float16 draws are too coarse in their tail
+    work = np.float64 if lv.dtype == np.float64 else np.float32
+    u = _generator_for(seed, dev)._random((batch, n, classes), work)
     with dev.activate():
         xp = dev.xp
         with np.errstate(divide="ignore"):
             gumbel = -xp.log(-xp.log(u))        # u = 0 gives -inf: that draw never wins
-        out = xp.argmax(lv[:, None, :] + gumbel, axis=-1).astype(out_dt, copy=False)
+        logits_w = lv.astype(work, copy=False)
+        out = xp.argmax(logits_w[:, None, :] + gumbel, axis=-1).astype(out_dt, copy=False)
     return Tensor(out, dev)

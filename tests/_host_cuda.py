@@ -4,8 +4,9 @@ Each kernel file is compiled into a shared library with the CUDA keywords and th
 the kernels use defined for the host: a launch runs its blocks one after another on
 ``blockDim.x`` threads that share the kernel's ``__shared__`` arrays and meet at
 ``__syncthreads`` (a barrier); ``__shfl_down_sync`` exchanges values through a per-warp
-buffer between two warp barriers; ``atomicAdd`` takes a lock. :func:`host_kernel` returns an
-object called like CuPy's ``RawKernel`` (``kernel(grid, block, args)``) on NumPy arrays, so
+buffer between two warp barriers; ``atomicAdd`` and ``atomicCAS`` take a lock.
+:func:`host_kernel` returns an object called like CuPy's ``RawKernel``
+(``kernel(grid, block, args)``) on NumPy arrays, so
 the launchers of :mod:`gradtape.backend.kernels` run unchanged against it: CI checks the
 kernel sources and their launch arguments on a machine without a GPU. Float math comes from
 the host's C library (it differs from CUDA's in the last bits) and denormals are not flushed.
@@ -84,7 +85,17 @@ template <typename T> static inline T atomicAdd(T* p, T v) {
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * b) >> 32);
 }
+template <typename T> static inline T atomicCAS(T* p, T compare, T v) {
+    std::lock_guard<std::mutex> lock(gt_atomic_lock);
+    T old = *p;
+    if (old == compare) *p = v;
+    return old;
+}
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
+static inline long long __double_as_longlong(double d) {
+    long long i; std::memcpy(&i, &d, 8); return i;
+}
 static inline double __longlong_as_double(long long i) {
     double d; std::memcpy(&d, &i, 8); return d;
 }

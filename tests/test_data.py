@@ -94,6 +94,32 @@ def test_every_path_gives_the_same_order_for_a_seed(buffer):
     assert flat[:25] != flat[25:]
 
 
+def test_reading_the_spec_changes_nothing():
+    """element_spec (and repr) read one element without counting a shuffle pass, so a seeded
+    pipeline gives the same orders whether or not its spec was read; the source arrays are
+    copied, as TF's constants are."""
+    def make():
+        return Dataset.range(10).shuffle(10, seed=1).map(lambda v: v * 2).prefetch(2)
+    a, b = make(), make()
+    assert b.element_spec == gt.TensorSpec((), gt.int64) and "int64" in repr(b)
+    assert _values(a) == _values(b) and _values(a) == _values(b)
+    src = np.arange(4)
+    ds = Dataset.from_tensor_slices(src)
+    src[:] = -1
+    assert _values(ds) == [0, 1, 2, 3]
+
+
+def test_functions_mixing_devices_say_where_pipelines_run():
+    with gt.device("strict:0"):
+        w = gt.constant(2.0)
+        with pytest.raises(gt.DeviceError, match="Functions of a dataset run on the CPU"):
+            list(Dataset.range(3).map(lambda v: gt.cast(v, gt.float32) * w))
+        with gt.device("cpu"):
+            w_host = gt.constant(2.0)
+        out = list(Dataset.range(3).map(lambda v: gt.cast(v, gt.float32) * w_host))
+        assert [float(t) for t in out] == [0.0, 2.0, 4.0]
+
+
 def test_shuffle_follows_the_global_seed():
     gt.random.set_seed(11)
     a = [_values(Dataset.range(40).shuffle(40)), _values(Dataset.range(40).shuffle(40))]
@@ -152,6 +178,10 @@ def test_repeat_zip_concatenate_unbatch_flat_map():
     z = Dataset.zip((Dataset.range(3), Dataset.range(10, 20)))
     assert _values(z) == [(0, 10), (1, 11), (2, 12)] and len(z) == 3
     assert _values(Dataset.zip(Dataset.range(2), Dataset.range(5, 7))) == [(0, 5), (1, 6)]
+    assert _values(Dataset.zip(Dataset.range(2))) == [0, 1]      # one dataset: its elements
+    unknown = Dataset.zip((Dataset.range(10).filter(lambda v: v < 3), Dataset.range(10)))
+    assert int(unknown.cardinality()) == gt.data.UNKNOWN_CARDINALITY
+    assert int(Dataset.zip((Dataset.range(4), Dataset.range(2).repeat())).cardinality()) == 4
     c = Dataset.range(2).concatenate(Dataset.range(5, 7))
     assert _values(c) == [0, 1, 5, 6] and len(c) == 4
     with pytest.raises(TypeError, match="component 0 is int64 in one dataset and float32"):
@@ -346,6 +376,9 @@ def test_nest_assert_same_structure():
         gt.nest.assert_same_structure((1, [2, 3]), (1, [2]))
     with pytest.raises(TypeError, match="same sequence type"):
         gt.nest.assert_same_structure((1, 2), [1, 2])
+    gt.nest.assert_same_structure({"a": 1}, collections.OrderedDict(a=2))   # as tf.nest
+    P1, P2 = collections.namedtuple("P", "x y"), collections.namedtuple("P", "x y")
+    gt.nest.assert_same_structure(P1(1, 2), P2(3, 4))
     gt.nest.assert_same_structure((1, 2), [1, 2], check_types=False)
     with pytest.raises(ValueError, match="same keys"):
         gt.nest.assert_same_structure({"a": 1}, {"b": 1})

@@ -574,6 +574,47 @@ def test_multi_tensor_updates_refuse_mismatched_lists_before_writing():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("is_max", [True, False], ids=["max", "min"])
+def test_segment_extreme_kernel_matches_reference(kd, dtype, is_max):
+    """Exact in both precisions (1e300 and 1 + 1e-10 survive in float64), ties, dropped ids
+    (negative, past the end), empty segments (the dtype's lowest/highest) and NaN."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((70, 3, 2)).astype(dtype)
+    ids = rng.integers(-2, 9, 70)
+    x[5] = x[6]
+    ids[5] = ids[6] = 3                                  # a tie
+    if dtype == np.float64:
+        x[10, 0, 0], x[11, 0, 0] = 1e300, -1e300
+        x[12, 0, 1] = 1.0 + 1e-10
+        ids[10:13] = 1
+    x[20, 1, 1] = np.nan
+    ids[20] = 2
+    ids[ids == 7] = 6                                    # segment 7 stays empty
+    got = kd.get(K.segment_extreme(kd.xp, kd.put(x), kd.put(ids), 8, is_max))
+    want = K.reference_segment_extreme(np, x, ids, 8, is_max)
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got[2, 1, 1]) and (got[7] == want[7]).all()
+
+
+def test_strict_device_refuses_scatters_cupy_lacks():
+    """CuPy's ufunc.at exists for add, subtract, maximum and minimum, with 32- and 64-bit
+    atomics (maximum/minimum of float64 round through float32 there): the strict device
+    refuses the rest, so CI catches them."""
+    dev = gt.get_device("strict:0")
+    with dev.activate():
+        xp = dev.xp
+        idx = dev.asarray(np.array([0, 0]))
+        for name, dtype in [("maximum", np.float64), ("add", np.int8), ("add", np.bool_),
+                            ("minimum", np.float16), ("multiply", np.float32)]:
+            a = xp.zeros(3, dtype=dtype)
+            with pytest.raises(TypeError, match=rf"xp.{name}.at"):
+                getattr(xp, name).at(a, idx, xp.ones(2, dtype=dtype))
+        ok = xp.zeros(3, dtype=np.float32)
+        xp.maximum.at(ok, idx, xp.ones(2, dtype=np.float32))
+        xp.add.at(xp.zeros(3, dtype=np.int64), idx, xp.ones(2, dtype=np.int64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_embedding_backward_kernel_matches_reference(kd, dtype):
     rng = np.random.default_rng(7)
     ids = rng.integers(0, 50, (64, 9))

@@ -80,4 +80,6 @@ def test_bad_input_names_the_op_and_the_shapes():
                                                           r"\(inputs: float32\[3, 3\]\)"):
             gt.linalg.inv(gt.zeros([3, 3]))
         with pytest.raises(gt.InvalidArgumentError, match="cholesky: Matrix is not positive"):
+            gt.linalg.logdet(-gt.eye(2))           # through Cholesky, as TF: not log|det|
+        with pytest.raises(gt.InvalidArgumentError, match="cholesky: Matrix is not positive"):
             gt.linalg.cholesky(gt.constant([[1.0, 2.0], [2.0, 1.0]]))

@@ -694,6 +694,12 @@ def test_categorical_draws_with_the_logits_probabilities(device):
         gt.random.categorical(gt.constant([1.0, 2.0, 3.0]), 2)
     with pytest.raises(TypeError, match="dtype must be int32 or int64, got float32"):
         gt.random.categorical(logits, 2, dtype=gt.float32)
+    # float16 logits: the noise is drawn in float32 (a float16 draw can round to 1.0, whose
+    # infinite noise would pick a class of logit -inf)
+    half = gt.random.categorical(np.array([[0.0, -np.inf]], np.float16), 100000, seed=1)
+    assert (half.numpy() == 0).all()
+    u = gt.random.uniform([2000000], dtype=gt.float16, seed=2).numpy()
+    assert u.dtype == np.float16 and u.max() < 1.0 and u.min() >= 0.0
 
 
 def test_module_functions_follow_global_and_op_seeds():

@@ -550,6 +550,20 @@ def test_fused_updates_write_in_place_only_what_nothing_else_holds(make, kind):
         np.testing.assert_array_equal(dev.to_host(base), 0)
 
 
+def test_fused_updates_never_write_memory_another_library_lent(gpu_device):
+    """A Variable whose buffer came from elsewhere (a DLPack import) gets a new buffer from
+    the update: the lender's array keeps its values."""
+    cupy = gpu_device.xp
+    src = cupy.arange(4, dtype=cupy.float32)
+    v = gt.Variable(np.zeros(4, np.float32))
+    v.assign(cupy.from_dlpack(src))                 # shares src's memory, held by v alone
+    assert not gpu_device.owns_memory(v._value)
+    assert gpu_device.owns_memory(cupy.zeros(3)) and not gpu_device.owns_memory(src[1:])
+    gt.optimizers.SGD(0.5).apply_gradients([(gt.ones([4]), v)])
+    np.testing.assert_array_equal(src.get(), [0, 1, 2, 3])
+    np.testing.assert_array_equal(v.numpy(), [-0.5, 0.5, 1.5, 2.5])
+
+
 @pytest.mark.parametrize("make", [lambda: optimizers.Adam(0.1), lambda: optimizers.AdamW(0.1),
                                   lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True)],
                          ids=["adam", "adamw", "nesterov"])

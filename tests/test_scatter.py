@@ -48,12 +48,39 @@ def test_tf_documented_values(device):
                                [[0, 0, 0, 0], [10 / 3, 11 / 3, 4, 13 / 3]], rtol=1e-6)
 
 
+def test_python_updates_take_the_tensors_dtype(device):
+    out = gt.tensor_scatter_nd_update(gt.constant([1, 2], dtype=gt.int64), [[0]], [5])
+    assert out.dtype == gt.int64 and out.numpy().tolist() == [5, 2]
+    out = gt.tensor_scatter_nd_add(gt.constant([1.0, 2.0], dtype=gt.float64), [[1]], [0.5])
+    assert out.dtype == gt.float64 and out.numpy().tolist() == [1.0, 2.5]
+
+
 def test_integer_data_and_repeated_indices(device):
     t = gt.constant(np.zeros(4, np.int32))
     out = gt.tensor_scatter_nd_add(t, [[1], [1], [3]], gt.constant([2, 5, 7], gt.int32))
     assert out.dtype == gt.int32 and out.numpy().tolist() == [0, 7, 0, 7]
     seg = gt.math.unsorted_segment_max(gt.constant([3, 9, 4], gt.int32), [1, 1, 0], 2)
     assert seg.numpy().tolist() == [4, 9]
+
+
+def test_exact_float64_extremes_and_narrow_dtypes(device):
+    """float64 maxima stay exact (no float32 atomic on a GPU); int8, uint8, float16 and bool
+    scatter and reduce as on the CPU (CuPy's atomics take only 32- and 64-bit numbers)."""
+    x = gt.constant(np.array([1e300, -1e300, 1.0 + 1e-10, 1.0]))
+    np.testing.assert_array_equal(gt.math.unsorted_segment_max(x, [0, 0, 1, 1], 2).numpy(),
+                                  [1e300, 1.0 + 1e-10])
+    np.testing.assert_array_equal(gt.math.unsorted_segment_min(x, [0, 0, 1, 1], 2).numpy(),
+                                  [-1e300, 1.0])
+    for dt in (np.int8, np.uint8, np.int16, np.float16):
+        d = gt.constant(np.array([[1, 5], [3, 2], [2, 7]], dt))
+        mx = gt.math.unsorted_segment_max(d, [0, 0, 2], 3)
+        assert mx.dtype == dt
+        low = np.finfo(dt).min if np.dtype(dt).kind == "f" else np.iinfo(dt).min
+        np.testing.assert_array_equal(mx.numpy(), np.array([[3, 5], [low, low], [2, 7]], dt))
+        np.testing.assert_array_equal(gt.math.unsorted_segment_sum(d, [0, 0, 2], 3).numpy(),
+                                      np.array([[4, 7], [0, 0], [2, 7]], dt))
+    flags = gt.scatter_nd([[1], [1], [2]], gt.constant([True, True, False]), [3])
+    assert flags.dtype == gt.bool and flags.numpy().tolist() == [False, True, False]
 
 
 def test_negative_segment_ids_are_dropped_everywhere(device):

@@ -88,6 +88,14 @@ class CupyDevice(Device):
             return self._peer_copy(array, source.index)
         return self.asarray(source.to_host(array))
 
+    def owns_memory(self, array) -> bool:
+        # memory another library lent (a DLPack import, __cuda_array_interface__) is never
+        # written in place: only blocks of CuPy's own allocators are this array's
+        if array.base is not None:
+            return False
+        memory = self._cupy.cuda.memory
+        return type(array.data.mem) in (memory.PooledMemory, memory.Memory)
+
     def copy(self, array):
         with self.activate():
             return array.copy()

@@ -925,6 +925,73 @@ def embedding_backward(xp, ids, grad, vocab_size):
     return out
 
 
+def _extreme_fill(dtype, is_max):
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return info.min if is_max else info.max
+
+
+def _ordered(xp, bits, it):
+    """Float bits as ints of the same order (an involution): a negative float's magnitude
+    bits are flipped, so larger magnitudes compare smaller."""
+    return xp.where(bits < 0, bits ^ it(np.iinfo(it).max), bits)
+
+
+# narrow dtypes, folded in a wider one where ufunc.at must be CuPy's (32/64-bit atomics)
+_SEGMENT_WIDER = {"b": np.int32, "h": np.int32, "B": np.uint32, "H": np.uint32,
+                  "e": np.float32}
+
+
+def reference_segment_extreme(xp, x, ids, segments, is_max):
+    """``out[s] = max (min) of x[r]`` over the rows ``r`` (the axes of ``ids``) with
+    ``ids[r] == s``, for ``0 <= s < segments``; the dtype's lowest (highest) value where no
+    row falls; ids outside ``[0, segments)`` are dropped. NumPy folds with ``maximum.at``;
+    another namespace (CuPy's rules: atomics of 32- and 64-bit ints only, exact) folds floats
+    as order-preserving ints and narrow types in a wider one."""
+    inner = tuple(x.shape[ids.ndim:])
+    dt = x.dtype
+    fill = _extreme_fill(dt, is_max)
+    ok = (ids >= 0) & (ids < segments)
+    key = (xp.where(ok, ids, 0),)
+    ok = ok.reshape(tuple(ok.shape) + (1,) * len(inner))
+    ufunc = xp.maximum if is_max else xp.minimum
+    if xp is np or dt.char in "ilIL":
+        out = xp.full((segments,) + inner, fill, dtype=dt)
+        ufunc.at(out, key, xp.where(ok, x, dt.type(fill)))
+        return out
+    wide = _SEGMENT_WIDER.get(dt.char)
+    if wide is not None:
+        out = reference_segment_extreme(xp, x.astype(wide), ids, segments, is_max)
+        empty = out == _extreme_fill(np.dtype(wide), is_max)
+        return xp.where(empty, np.dtype(wide).type(fill), out).astype(dt)
+    it = np.int32 if dt == np.float32 else np.int64
+    vals = _ordered(xp, xp.where(ok, x, dt.type(fill)).view(it), it)
+    start = _ordered(xp, xp.full((1,), fill, dtype=dt).view(it), it)
+    out = xp.broadcast_to(start, (segments,) + inner).copy() if inner or segments else \
+        xp.zeros((segments,), dtype=it)
+    out = out.reshape((segments,) + inner)
+    ufunc.at(out, key, vals)
+    return _ordered(xp, out, it).view(dt)
+
+
+def segment_extreme(xp, x, ids, segments, is_max):
+    """:func:`reference_segment_extreme` with one launch of segment.cu's compare-and-swap
+    kernel on CuPy float32/float64 arrays."""
+    if not (_kernel_ok(x) and is_cupy_array(ids) and ids.dtype.kind in "iu"):
+        return reference_segment_extreme(xp, x, ids, segments, is_max)
+    rows = int(ids.size)
+    inner = int(np.prod(x.shape[ids.ndim:], dtype=np.int64))
+    out = xp.full((segments,) + tuple(x.shape[ids.ndim:]), _extreme_fill(x.dtype, is_max),
+                  dtype=x.dtype)
+    n = rows * inner
+    if n and segments:
+        flat_ids = _contig(xp, ids.reshape(-1).astype(xp.int64, copy=False))
+        get_kernel("segment.cu", f"segment_extreme_{_suffix(x.dtype)}")(
+            (_grid(n),), (_BLOCK,),
+            (_contig(xp, x), flat_ids, out, np.int64(rows), np.int64(inner),
+             np.int64(segments), np.int32(bool(is_max))))
+    return out
+
+
 # --- window ops: convolution patches and max pooling (window.cu) -----------------------------
 # The launchers take the arguments of gradtape._speedups' host loops of the same names (NHWC
 # arrays, then the geometry); their references are the tap loops of gradtape.ops.nn, which the

@@ -289,6 +289,8 @@ class StrictArray:
         raw_kw = {k: unwrap(v) for k, v in kwargs.items() if k != "out"}
         if out is not None:
             raw_kw["out"] = tuple(_out_array(o, unwrap, ufunc) for o in out)
+        if method == "at":
+            _check_scatter(ufunc.__name__, raw_in[0] if raw_in else None)
         result = getattr(ufunc, method)(*raw_in, **raw_kw)
         if method == "at":
             return None
@@ -463,6 +465,24 @@ def _call(func, name, device, args, kwargs):
     return _wrap(result, dev)
 
 
+# CuPy's ufunc.at: the ufuncs it has a scatter for, and the dtypes each takes (its atomics);
+# maximum/minimum.at of float64 go through a float atomic there, rounding to float32
+_SCATTER_DTYPES = {"add": "ilefdIL", "subtract": "ilIL", "maximum": "ilfIL",
+                   "minimum": "ilfIL"}
+
+
+def _check_scatter(name, target):
+    allowed = _SCATTER_DTYPES.get(name)
+    if allowed is None:
+        raise TypeError(f"xp.{name}.at: CuPy has no {name}.at (only "
+                        f"{', '.join(sorted(_SCATTER_DTYPES))})")
+    char = getattr(getattr(target, "dtype", None), "char", None)
+    if char is not None and char not in allowed and not (char == "q" and "l" in allowed) \
+            and not (char == "Q" and "L" in allowed):
+        raise TypeError(f"xp.{name}.at: CuPy's {name}.at does not take {target.dtype} "
+                        f"(it takes {', '.join(str(np.dtype(c)) for c in allowed)})")
+
+
 class _StrictUfunc:
     """A NumPy ufunc taking and returning strict arrays (``xp.add``, ``xp.add.at`` ...)."""
 
@@ -484,6 +504,8 @@ class _StrictUfunc:
         if out is not None:
             outs = out if type(out) is tuple else (out,)
             raw_kwargs["out"] = tuple(_out_array(o, unwrap, self._ufunc) for o in outs)
+        if method == "at":
+            _check_scatter(self.__name__, raw_args[0] if raw_args else None)
         if method == "at" and len(raw_args) > 1 and _has_bool_mask(raw_args[1]):
             (unwrap.device or self._device)._implicit_sync()   # as CuPy's scatter with a mask
         result = getattr(self._ufunc, method)(*raw_args, **raw_kwargs)
@@ -741,6 +763,7 @@ class StrictDevice(Device):
         raw_indices = unwrap(indices)
         if _has_bool_mask(raw_indices):
             self._implicit_sync()
+        _check_scatter("add", unwrap(target))
         np.add.at(unwrap(target), raw_indices, unwrap(values))
 
     def erf(self, x):

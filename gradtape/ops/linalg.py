@@ -375,8 +375,13 @@ def slogdet(input, name=None):
 
 
 def logdet(matrix, name=None) -> Tensor:
-    """``log(det(matrix))`` of symmetric positive definite matrices."""
-    return apply1(_logabsdet, _square("linalg.logdet", matrix))
+    """``log(det(matrix))`` of symmetric positive definite matrices, through the Cholesky
+    factor as TensorFlow computes it (a matrix that is not positive definite raises on the
+    CPU and gives nan on a GPU)."""
+    from .math import log
+    from .reduce import reduce_sum
+    chol = cholesky(_square("linalg.logdet", matrix))
+    return reduce_sum(log(diag_part(chol)), axis=-1) * 2.0
 
 
 def _cholesky_vjp(ops, needs, g, ans, a):

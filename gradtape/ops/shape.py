@@ -336,6 +336,10 @@ def _row_ids(key, ndim):
     return ids
 
 
+# dtypes CuPy's add.at does not take, and the one each is summed in there
+_SCATTER_WIDER = {"b": np.int32, "h": np.int32, "B": np.uint32, "H": np.uint32, "?": np.int32}
+
+
 def _getitem_grad_fwd(xp, g, key, shape, advanced, valid=None):
     if advanced:
         if valid is not None:
@@ -352,6 +356,13 @@ def _getitem_grad_fwd(xp, g, key, shape, advanced, valid=None):
             dim = int(np.prod(shape[1:], dtype=np.int64))
             rows = g.reshape(tuple(ids.shape) + (dim,))
             return K.embedding_backward(xp, ids, rows, shape[0]).reshape(shape)
+        wide = _SCATTER_WIDER.get(g.dtype.char) if xp is not np else None
+        if wide is not None:
+            # (CuPy's add.at takes 32- and 64-bit numbers and float16: sum narrower ones wide,
+            # bool as a count that is then tested)
+            z = xp.zeros(shape, dtype=wide)
+            xp.add.at(z, key, g.astype(wide))
+            return z != 0 if g.dtype.kind == "b" else z.astype(g.dtype)
         z = xp.zeros(shape, dtype=g.dtype)
         xp.add.at(z, key, g)
     else:
