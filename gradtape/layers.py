@@ -40,7 +40,11 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "LayerNormalization", "BatchNormalization", "Embedding", "Activation", "ReLU",
            "Reshape", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D",
            "GlobalMaxPool2D", "get_activation", "activation_names", "SimpleRNNCell", "LSTMCell",
-           "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU"]
+           "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU", "LeakyReLU", "ELU", "Softmax", "PReLU",
+           "Conv2DTranspose", "UpSampling2D", "ZeroPadding2D", "Cropping2D", "Concatenate",
+           "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Lambda",
+           "RepeatVector", "Permute", "Rescaling", "GaussianNoise", "TimeDistributed",
+           "Bidirectional"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -1139,3 +1143,7 @@ class Embedding(Layer):
 
 # recurrent layers (their module builds on Layer)
 from .recurrent import SimpleRNNCell, LSTMCell, GRUCell, RNN, SimpleRNN, LSTM, GRU  # noqa: E402
+from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # noqa: E402
+                           UpSampling2D, ZeroPadding2D, Cropping2D, Concatenate, Add, Subtract,
+                           Multiply, Average, Maximum, Minimum, Lambda, RepeatVector, Permute,
+                           Rescaling, GaussianNoise, TimeDistributed, Bidirectional)

@@ -255,6 +255,10 @@ class RNN(Layer):
     def units(self):
         return self.cell.units
 
+    def reversed_copy(self):
+        raise TypeError(f"{type(self).__name__}: a layer made from a cell cannot copy itself; "
+                        "give Bidirectional a backward_layer")
+
     def build(self, input_shape):
         self.cell.build(tuple(input_shape[:1]) + tuple(input_shape[2:]))
         self.cell.built = True
@@ -330,34 +334,43 @@ _LAYER_KEYS = {"return_sequences", "return_state", "go_backwards", "stateful", "
                "batch_input_shape", "dtype", "autocast"}
 
 
-def _make(cell_cls, layer_name, units, kwargs):
-    for key in kwargs:
-        if key not in _CELL_KEYS | _LAYER_KEYS:
-            raise TypeError(f"{layer_name}: unexpected keyword argument {key!r}")
-    cell_kw = {k: v for k, v in kwargs.items() if k in _CELL_KEYS}
-    layer_kw = {k: v for k, v in kwargs.items() if k in _LAYER_KEYS}
-    return cell_cls(units, **cell_kw), layer_kw
+class _CellLayer(RNN):
+    """SimpleRNN, LSTM and GRU: the layer makes its cell from the keyword arguments."""
+
+    _cell_class = None
+    _UNTRACKED = RNN._UNTRACKED | {"_init_args"}
+
+    def __init__(self, units, **kwargs):
+        who = type(self).__name__
+        for key in kwargs:
+            if key not in _CELL_KEYS | _LAYER_KEYS:
+                raise TypeError(f"{who}: unexpected keyword argument {key!r}")
+        cell = self._cell_class(units, **{k: v for k, v in kwargs.items() if k in _CELL_KEYS})
+        super().__init__(cell, **{k: v for k, v in kwargs.items() if k in _LAYER_KEYS})
+        self._init_args = (units, dict(kwargs))
+
+    def reversed_copy(self):
+        """A new layer of the same configuration running the other way in time (fresh
+        weights), named ``backward_<name>`` (what Bidirectional makes)."""
+        units, kwargs = self._init_args
+        kwargs = {**kwargs, "go_backwards": not self.go_backwards,
+                  "name": f"backward_{self.name}"}
+        return type(self)(units, **kwargs)
 
 
-class SimpleRNN(RNN):
+class SimpleRNN(_CellLayer):
     """A fully connected recurrent layer (:class:`SimpleRNNCell` over time)."""
 
-    def __init__(self, units, **kwargs):
-        cell, layer_kw = _make(SimpleRNNCell, "SimpleRNN", units, kwargs)
-        super().__init__(cell, **layer_kw)
+    _cell_class = SimpleRNNCell
 
 
-class LSTM(RNN):
+class LSTM(_CellLayer):
     """Long short-term memory (:class:`LSTMCell` over time), as ``keras.layers.LSTM``."""
 
-    def __init__(self, units, **kwargs):
-        cell, layer_kw = _make(LSTMCell, "LSTM", units, kwargs)
-        super().__init__(cell, **layer_kw)
+    _cell_class = LSTMCell
 
 
-class GRU(RNN):
+class GRU(_CellLayer):
     """Gated recurrent unit (:class:`GRUCell` over time), as ``keras.layers.GRU``."""
 
-    def __init__(self, units, **kwargs):
-        cell, layer_kw = _make(GRUCell, "GRU", units, kwargs)
-        super().__init__(cell, **layer_kw)
+    _cell_class = GRUCell

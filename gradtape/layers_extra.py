@@ -1,0 +1,515 @@
+"""More Keras layers: activations as layers, transposed convolution, resampling and padding,
+merges, wrappers (``TimeDistributed``, ``Bidirectional``) and small utilities, under
+``gt.layers`` / ``gt.keras.layers`` with Keras' names, arguments and weight layouts."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import initializers as _init
+from .layers import (InputSpec, Layer, _activation_name, _linear, _pair, _padding,
+                     _positive_int, get_activation)
+from .ops import core as _core
+from .ops import math as _m
+from .ops import shape as _sh
+from .tensor import Tensor, convert_to_tensor
+
+__all__ = ["LeakyReLU", "ELU", "Softmax", "PReLU", "Conv2DTranspose", "UpSampling2D",
+           "ZeroPadding2D", "Cropping2D", "Concatenate", "Add", "Subtract", "Multiply",
+           "Average", "Maximum", "Minimum", "Lambda", "RepeatVector", "Permute", "Rescaling",
+           "GaussianNoise", "TimeDistributed", "Bidirectional"]
+
+
+# --- activations as layers ------------------------------------------------------------------
+
+class LeakyReLU(Layer):
+    """``x`` for ``x >= 0``, ``alpha * x`` below (Keras' default ``alpha`` is 0.3;
+    ``negative_slope`` is Keras 3's name for it)."""
+
+    def __init__(self, alpha=0.3, negative_slope=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.alpha = float(alpha if negative_slope is None else negative_slope)
+        if self.alpha < 0:
+            raise ValueError(f"LeakyReLU: alpha must be >= 0, got {self.alpha}")
+
+    def call(self, inputs):
+        from . import nn
+        return nn.leaky_relu(inputs, alpha=self.alpha)
+
+    def get_config(self):
+        return {**super().get_config(), "alpha": self.alpha}
+
+
+class ELU(Layer):
+    """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` below."""
+
+    def __init__(self, alpha=1.0, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.alpha = float(alpha)
+
+    def call(self, inputs):
+        from . import nn
+        y = nn.elu(inputs)
+        if self.alpha == 1.0:
+            return y
+        return _m.where(inputs > 0.0, y, y * self.alpha)
+
+    def get_config(self):
+        return {**super().get_config(), "alpha": self.alpha}
+
+
+class Softmax(Layer):
+    """The softmax over ``axis`` (the last by default)."""
+
+    def __init__(self, axis=-1, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.axis = axis
+
+    def call(self, inputs):
+        from . import nn
+        return nn.softmax(inputs, axis=self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+class PReLU(Layer):
+    """Leaky ReLU with a learned slope per unit (shared along ``shared_axes``)."""
+
+    def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.alpha_initializer = _init.get(alpha_initializer)
+        if shared_axes is None:
+            self.shared_axes = ()
+        elif isinstance(shared_axes, (int, np.integer)):
+            self.shared_axes = (int(shared_axes),)
+        else:
+            self.shared_axes = tuple(int(a) for a in shared_axes)
+
+    def build(self, input_shape):
+        shape = list(input_shape[1:])
+        for a in self.shared_axes:
+            if not 1 <= a < len(input_shape):
+                raise ValueError(f"PReLU layer '{self.name}': shared axis {a} is not an axis "
+                                 f"of the examples (input shape {tuple(input_shape)})")
+            shape[a - 1] = 1
+        self.alpha = self.add_weight("alpha", tuple(shape), self.alpha_initializer)
+
+    def call(self, inputs):
+        return _m.maximum(inputs, 0.0) + self.alpha * _m.minimum(inputs, 0.0)
+
+
+# --- convolution, resampling, padding ---------------------------------------------------------
+
+class Conv2DTranspose(Layer):
+    """The transpose of a 2-D convolution (a "deconvolution") over NHWC inputs, kernel
+    ``(kh, kw, filters, in_channels)`` as Keras'. Output sizes: ``in * stride`` with
+    ``"same"`` padding, ``(in - 1) * stride + kernel`` with ``"valid"``."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        who = "Conv2DTranspose"
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is supported, "
+                             f"got {data_format!r}")
+        if output_padding is not None:
+            raise ValueError(f"{who}: output_padding is not supported (the output size is "
+                             "in * stride with 'same', (in - 1) * stride + kernel with "
+                             "'valid'); crop or pad the result instead")
+        self.filters = _positive_int(filters, "filters", who)
+        self.kernel_size = _pair(kernel_size, "kernel_size", who)
+        self.strides = _pair(strides, "strides", who)
+        self.padding = _padding(padding, who)
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate", who)
+        if self.dilation_rate != (1, 1):
+            raise ValueError(f"{who}: dilation_rate other than 1 is not supported")
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+        self.input_spec = InputSpec(ndim=4)
+
+    def build(self, input_shape):
+        in_ch = int(input_shape[-1])
+        self.kernel = self.add_weight("kernel", self.kernel_size + (self.filters, in_ch),
+                                      self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+
+    def _out_size(self, size, k, s):
+        return size * s if self.padding == "same" else (size - 1) * s + k
+
+    def call(self, inputs):
+        from . import nn
+        n, h, w, _ = inputs._value.shape
+        out = (n, self._out_size(h, self.kernel_size[0], self.strides[0]),
+               self._out_size(w, self.kernel_size[1], self.strides[1]), self.filters)
+        y = nn.conv2d_transpose(inputs, self.kernel, out, strides=list(self.strides),
+                                padding=self.padding.upper())
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not _linear else y
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "activation": _activation_name(self.activation),
+                "use_bias": self.use_bias}
+
+
+class UpSampling2D(Layer):
+    """Repeat rows and columns ``size`` times (``"nearest"``), or resize bilinearly."""
+
+    def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.size = _pair(size, "size", "UpSampling2D")
+        if interpolation not in ("nearest", "bilinear"):
+            raise ValueError(f"UpSampling2D: interpolation must be 'nearest' or 'bilinear', "
+                             f"got {interpolation!r}")
+        self.interpolation = interpolation
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        if self.interpolation == "bilinear":
+            from . import image
+            _, h, w, _ = inputs._value.shape
+            return image.resize(inputs, [h * self.size[0], w * self.size[1]]) \
+                if inputs._value.dtype == np.float64 else \
+                _core.cast(image.resize(inputs, [h * self.size[0], w * self.size[1]]),
+                           inputs._value.dtype)
+        y = _sh.repeat(inputs, self.size[0], axis=1) if self.size[0] != 1 else inputs
+        return _sh.repeat(y, self.size[1], axis=2) if self.size[1] != 1 else y
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size,
+                "interpolation": self.interpolation}
+
+
+def _two_sides(value, who, what):
+    """((top, bottom), (left, right)) from an int, a pair, or a pair of pairs."""
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        pairs = ((v, v), (v, v))
+    else:
+        value = tuple(value)
+        if len(value) != 2:
+            raise ValueError(f"{who}: {what} must be an int, 2 ints or 2 pairs, got {value!r}")
+        pairs = tuple((int(v), int(v)) if isinstance(v, (int, np.integer))
+                      else tuple(int(u) for u in v) for v in value)
+    if any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(f"{who}: {what} must be non-negative, got {value!r}")
+    return pairs
+
+
+class ZeroPadding2D(Layer):
+    """Zeros around each image: ``padding`` an int, ``(rows, cols)`` or
+    ``((top, bottom), (left, right))``."""
+
+    def __init__(self, padding=(1, 1), data_format=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.padding = _two_sides(padding, "ZeroPadding2D", "padding")
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        (t, b), (le, r) = self.padding
+        return _sh.pad(inputs, [[0, 0], [t, b], [le, r], [0, 0]])
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding}
+
+
+class Cropping2D(Layer):
+    """Remove rows and columns at the edges of each image (``cropping`` as ZeroPadding2D's
+    ``padding``)."""
+
+    def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.cropping = _two_sides(cropping, "Cropping2D", "cropping")
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        (t, b), (le, r) = self.cropping
+        _, h, w, _ = inputs._value.shape
+        if t + b >= h or le + r >= w:
+            raise ValueError(f"Cropping2D layer '{self.name}': cropping {self.cropping} leaves "
+                             f"nothing of images of size {h}x{w}")
+        return inputs[:, t:h - b, le:w - r, :]
+
+    def get_config(self):
+        return {**super().get_config(), "cropping": self.cropping}
+
+
+# --- merges -----------------------------------------------------------------------------------
+
+class _Merge(Layer):
+    """A layer called on a list of tensors of one shape (broadcasting as Keras allows)."""
+
+    _min_inputs = 2
+
+    def _convert_input(self, x):
+        return x
+
+    def __call__(self, inputs, *args, **kwargs):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < self._min_inputs:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': expects a list of at "
+                             f"least {self._min_inputs} inputs, got {type(inputs).__name__}")
+        tensors = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
+        tensors = [_core.cast(t, self._dtype) if t._value.dtype != self._dtype
+                   and t._value.dtype.kind in "fiub" else t for t in tensors]
+        return super().__call__(tensors, *args, **kwargs)
+
+    def call(self, inputs):
+        out = inputs[0]
+        for t in inputs[1:]:
+            out = self._merge(out, t)
+        return self._finish(out, len(inputs))
+
+    def _finish(self, out, n):
+        return out
+
+
+class Add(_Merge):
+    """The sum of the inputs."""
+
+    def _merge(self, a, b):
+        return a + b
+
+
+class Subtract(_Merge):
+    """The first input minus the second (exactly two inputs)."""
+
+    def call(self, inputs):
+        if len(inputs) != 2:
+            raise ValueError(f"Subtract layer '{self.name}': expects exactly 2 inputs, got "
+                             f"{len(inputs)}")
+        return inputs[0] - inputs[1]
+
+
+class Multiply(_Merge):
+    """The elementwise product of the inputs."""
+
+    def _merge(self, a, b):
+        return a * b
+
+
+class Average(_Merge):
+    """The elementwise mean of the inputs."""
+
+    def _merge(self, a, b):
+        return a + b
+
+    def _finish(self, out, n):
+        return out / float(n)
+
+
+class Maximum(_Merge):
+    """The elementwise maximum of the inputs."""
+
+    def _merge(self, a, b):
+        return _m.maximum(a, b)
+
+
+class Minimum(_Merge):
+    """The elementwise minimum of the inputs."""
+
+    def _merge(self, a, b):
+        return _m.minimum(a, b)
+
+
+class Concatenate(_Merge):
+    """The inputs joined along ``axis`` (the last by default)."""
+
+    _min_inputs = 1
+
+    def __init__(self, axis=-1, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.axis = int(axis)
+
+    def call(self, inputs):
+        return _sh.concat(list(inputs), axis=self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+# --- small utilities --------------------------------------------------------------------------
+
+class Lambda(Layer):
+    """Wrap a function of the inputs as a layer (``arguments``: extra keyword arguments)."""
+
+    autocast = False
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not callable(function):
+            raise TypeError(f"Lambda: function must be callable, got {type(function).__name__}")
+        self.function = function
+        self.arguments = dict(arguments or {})
+
+    def call(self, inputs):
+        return self.function(inputs, **self.arguments)
+
+
+class RepeatVector(Layer):
+    """``(batch, features)`` to ``(batch, n, features)``: each vector repeated ``n`` times."""
+
+    def __init__(self, n, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.n = _positive_int(n, "n", "RepeatVector")
+        self.input_spec = InputSpec(ndim=2)
+
+    def call(self, inputs):
+        return _sh.tile(_sh.expand_dims(inputs, 1), [1, self.n, 1])
+
+    def get_config(self):
+        return {**super().get_config(), "n": self.n}
+
+
+class Permute(Layer):
+    """Permute the axes of each example: ``dims`` numbers them from 1 (the batch axis stays)."""
+
+    autocast = False
+
+    def __init__(self, dims, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.dims = tuple(int(d) for d in dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Permute: dims must be a permutation of 1..{len(self.dims)}, "
+                             f"got {self.dims}")
+        self.input_spec = InputSpec(ndim=len(self.dims) + 1)
+
+    def call(self, inputs):
+        return _sh.transpose(inputs, [0] + list(self.dims))
+
+    def get_config(self):
+        return {**super().get_config(), "dims": self.dims}
+
+
+class Rescaling(Layer):
+    """``inputs * scale + offset`` (``Rescaling(1 / 255)`` for pixel values)."""
+
+    def __init__(self, scale, offset=0.0, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.scale = float(scale)
+        self.offset = float(offset)
+
+    def call(self, inputs):
+        y = inputs * self.scale
+        return y + self.offset if self.offset else y
+
+    def get_config(self):
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
+
+
+class GaussianNoise(Layer):
+    """Add zero-mean normal noise of ``stddev`` when training; the identity otherwise."""
+
+    def __init__(self, stddev, seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not isinstance(stddev, (int, float)) or stddev < 0:
+            raise ValueError(f"GaussianNoise: stddev must be >= 0, got {stddev!r}")
+        self.stddev = float(stddev)
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if not training or not self.stddev:
+            return inputs
+        from . import random
+        noise = random.normal(tuple(inputs._value.shape), stddev=self.stddev,
+                              dtype=inputs._value.dtype, seed=self.seed)
+        return inputs + noise
+
+    def get_config(self):
+        return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
+
+
+# --- wrappers ---------------------------------------------------------------------------------
+
+class TimeDistributed(Layer):
+    """Apply ``layer`` to every time step of ``(batch, time, ...)`` inputs (the time axis
+    folded into the batch, so one call of the layer does every step)."""
+
+    autocast = False
+    _builds_on_call = False
+
+    def __init__(self, layer, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not isinstance(layer, Layer):
+            raise TypeError(f"TimeDistributed: expected a Layer, got {type(layer).__name__}")
+        self.layer = layer
+        self.input_spec = InputSpec(min_ndim=3)
+
+    def call(self, inputs, training=False):
+        shape = tuple(inputs._value.shape)
+        flat = _sh.reshape(inputs, (shape[0] * shape[1],) + shape[2:])
+        out = self.layer(flat, training=training)
+        return _sh.reshape(out, shape[:2] + tuple(out._value.shape[1:]))
+
+
+class Bidirectional(Layer):
+    """Run a recurrent layer forwards and a copy of it backwards, and merge their outputs
+    (``merge_mode``: ``"concat"``, ``"sum"``, ``"mul"``, ``"ave"`` or None for a list). With
+    ``return_sequences`` the backward outputs are put back in time order, as Keras does;
+    ``return_state`` adds the forward then the backward final states."""
+
+    autocast = False
+    _builds_on_call = False
+
+    _MODES = ("concat", "sum", "mul", "ave", None)
+
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None,
+                 name=None, **kwargs):
+        from .recurrent import RNN
+        super().__init__(name=name, **kwargs)
+        if not isinstance(layer, RNN):
+            raise TypeError(f"Bidirectional: expected a recurrent layer (SimpleRNN, LSTM, GRU, "
+                            f"RNN), got {type(layer).__name__}")
+        if merge_mode not in self._MODES:
+            raise ValueError(f"Bidirectional: merge_mode must be one of {list(self._MODES)}, "
+                             f"got {merge_mode!r}")
+        self.forward_layer = layer
+        self.backward_layer = backward_layer if backward_layer is not None else \
+            layer.reversed_copy()
+        if self.backward_layer.go_backwards == layer.go_backwards:
+            raise ValueError("Bidirectional: backward_layer must run in the other direction "
+                             "(go_backwards) from layer")
+        self.merge_mode = merge_mode
+        self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+
+    def call(self, inputs, initial_state=None, training=False):
+        f_init = b_init = None
+        if initial_state is not None:
+            half = len(initial_state) // 2
+            f_init, b_init = list(initial_state[:half]), list(initial_state[half:])
+        fwd = self.forward_layer(inputs, initial_state=f_init, training=training)
+        bwd = self.backward_layer(inputs, initial_state=b_init, training=training)
+        f_states = b_states = []
+        if self.return_state:
+            fwd, f_states = fwd[0], fwd[1:]
+            bwd, b_states = bwd[0], bwd[1:]
+        if self.return_sequences:
+            bwd = _sh.reverse(bwd, [1])
+        if self.merge_mode is None:
+            merged = [fwd, bwd]
+        elif self.merge_mode == "concat":
+            merged = _sh.concat([fwd, bwd], axis=-1)
+        elif self.merge_mode == "sum":
+            merged = fwd + bwd
+        elif self.merge_mode == "mul":
+            merged = fwd * bwd
+        else:
+            merged = (fwd + bwd) * 0.5
+        if self.return_state:
+            head = merged if isinstance(merged, list) else [merged]
+            return head + list(f_states) + list(b_states)
+        return merged
+
+    def get_config(self):
+        return {**super().get_config(), "merge_mode": self.merge_mode,
+                "layer": self.forward_layer.get_config()}

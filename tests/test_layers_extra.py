@@ -1,0 +1,157 @@
+"""The Keras layers of gradtape/layers_extra.py: values against NumPy, gradients, errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.testing import check_grads
+
+RNG = np.random.default_rng(31)
+L = gt.layers
+
+
+def _transpose_conv_reference(x, k, s, padding):
+    """Scatter each input pixel through the kernel (Keras' kernel (kh, kw, filters, in))."""
+    n, h, w, c = x.shape
+    kh, kw, f, _ = k.shape
+    full = np.zeros((n, (h - 1) * s + kh, (w - 1) * s + kw, f))
+    for i in range(h):
+        for j in range(w):
+            full[:, i * s:i * s + kh, j * s:j * s + kw, :] += np.einsum(
+                "nc,abfc->nabf", x[:, i, j, :], k)
+    if padding == "valid":
+        return full
+    oh, ow = h * s, w * s
+    top = max((h - 1) * s + kh - oh, 0) // 2
+    left = max((w - 1) * s + kw - ow, 0) // 2
+    # (a kernel smaller than the stride leaves the last rows or columns empty)
+    full = np.pad(full, [[0, 0], [0, max(oh - full.shape[1], 0)],
+                         [0, max(ow - full.shape[2], 0)], [0, 0]])
+    return full[:, top:top + oh, left:left + ow, :]
+
+
+@pytest.mark.parametrize("strides,padding", [(1, "valid"), (2, "valid"), (2, "same"),
+                                             (3, "same"), (1, "same")])
+def test_conv2d_transpose_scatters_each_pixel_through_the_kernel(device, strides, padding):
+    x = RNG.standard_normal((2, 3, 4, 3))
+    layer = L.Conv2DTranspose(5, (3, 2), strides=strides, padding=padding, dtype="float64",
+                              bias_initializer="random_normal")
+    y = layer(gt.constant(x))
+    k, b = layer.kernel.numpy(), layer.bias.numpy()
+    assert k.shape == (3, 2, 5, 3)                       # Keras' layout: (kh, kw, out, in)
+    want = _transpose_conv_reference(x, k, strides, padding) + b
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_conv2d_transpose_gradients():
+    layer = L.Conv2DTranspose(2, 3, strides=2, padding="same", dtype="float64")
+    x = RNG.standard_normal((1, 3, 3, 2))
+    layer(gt.constant(x))
+    k0 = layer.kernel.numpy()
+
+    def f(x, k):
+        saved = layer.kernel
+        layer.kernel = k
+        try:
+            return layer(x)
+        finally:
+            layer.kernel = saved
+    check_grads(f, [x, k0], order=2)
+
+
+def test_activation_layers(device):
+    x = gt.constant(np.array([-2.0, -0.5, 0.0, 1.5], np.float32))
+    np.testing.assert_allclose(L.LeakyReLU()(x).numpy(), [-0.6, -0.15, 0, 1.5], rtol=1e-6)
+    np.testing.assert_allclose(L.LeakyReLU(negative_slope=0.1)(x).numpy(),
+                               [-0.2, -0.05, 0, 1.5], rtol=1e-6)
+    np.testing.assert_allclose(L.ELU(alpha=2.0)(x).numpy(),
+                               [2 * np.expm1(-2.0), 2 * np.expm1(-0.5), 0, 1.5], rtol=1e-6)
+    m = gt.constant(np.array([[1.0, 2.0], [3.0, 5.0]], np.float32))
+    np.testing.assert_allclose(L.Softmax(axis=0)(m).numpy().sum(axis=0), [1, 1], rtol=1e-6)
+    prelu = L.PReLU(alpha_initializer=gt.initializers.Constant(0.25), shared_axes=[1, 2])
+    img = gt.constant(-np.ones((2, 3, 3, 4), np.float32))
+    out = prelu(img)
+    assert prelu.alpha.shape == (1, 1, 4)
+    np.testing.assert_allclose(out.numpy(), -0.25)
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_sum(prelu(img))
+    np.testing.assert_allclose(tape.gradient(loss, prelu.alpha).numpy(), -18.0)
+
+
+def test_resampling_padding_cropping(device):
+    x = np.arange(2 * 2 * 3 * 1, dtype=np.float32).reshape(2, 2, 3, 1)
+    up = L.UpSampling2D((2, 3))(gt.constant(x)).numpy()
+    np.testing.assert_array_equal(up, x.repeat(2, axis=1).repeat(3, axis=2))
+    smooth = L.UpSampling2D(interpolation="bilinear")(gt.constant(x))
+    assert smooth.dtype == gt.float32 and smooth.shape == (2, 4, 6, 1)
+    pad = L.ZeroPadding2D(((1, 0), (2, 1)))(gt.constant(x)).numpy()
+    np.testing.assert_array_equal(pad, np.pad(x, [[0, 0], [1, 0], [2, 1], [0, 0]]))
+    crop = L.Cropping2D(((0, 1), (1, 1)))(gt.constant(x)).numpy()
+    np.testing.assert_array_equal(crop, x[:, :1, 1:2])
+    with pytest.raises(ValueError, match="leaves nothing"):
+        L.Cropping2D(2)(gt.constant(x))
+
+
+def test_merge_layers(device):
+    a = gt.constant(np.array([[1.0, -2.0]], np.float32))
+    b = gt.constant(np.array([[3.0, 4.0]], np.float32))
+    assert L.Add()([a, b]).numpy().tolist() == [[4, 2]]
+    assert L.Subtract()([a, b]).numpy().tolist() == [[-2, -6]]
+    assert L.Multiply()([a, b, b]).numpy().tolist() == [[9, -32]]
+    assert L.Average()([a, b]).numpy().tolist() == [[2, 1]]
+    assert L.Maximum()([a, b]).numpy().tolist() == [[3, 4]]
+    assert L.Minimum()([a, b]).numpy().tolist() == [[1, -2]]
+    assert L.Concatenate(axis=0)([a, b]).numpy().tolist() == [[1, -2], [3, 4]]
+    with pytest.raises(ValueError, match="expects a list of at least 2 inputs"):
+        L.Add()(a)
+    with pytest.raises(ValueError, match="expects exactly 2 inputs"):
+        L.Subtract()([a, b, b])
+
+
+def test_utility_layers(device):
+    v = gt.constant(np.array([[1.0, 2.0]], np.float32))
+    assert L.RepeatVector(3)(v).numpy().tolist() == [[[1, 2]] * 3]
+    seq = gt.constant(np.arange(6, dtype=np.float32).reshape(1, 2, 3))
+    np.testing.assert_array_equal(L.Permute((2, 1))(seq).numpy(),
+                                  np.arange(6).reshape(1, 2, 3).transpose(0, 2, 1))
+    assert L.Rescaling(1 / 255, offset=-1)(gt.constant([[255.0]])).numpy().tolist() == [[0.0]]
+    assert L.Lambda(lambda t, k: t * k, arguments={"k": 3.0})(v).numpy().tolist() == [[3, 6]]
+    noise = L.GaussianNoise(0.5, seed=1)
+    big = gt.zeros([200, 100])
+    np.testing.assert_array_equal(noise(big).numpy(), 0)                  # inference
+    drawn = noise(big, training=True).numpy()
+    assert abs(drawn.std() - 0.5) < 0.02 and abs(drawn.mean()) < 0.02
+    with pytest.raises(ValueError, match="permutation of 1..2"):
+        L.Permute((0, 1))
+
+
+def test_time_distributed_applies_the_layer_at_every_step(device):
+    x = gt.constant(RNG.standard_normal((3, 4, 5)).astype(np.float32))
+    dense = L.Dense(2)
+    td = L.TimeDistributed(dense)
+    y = td(x)
+    assert y.shape == (3, 4, 2) and td.trainable_variables == dense.trainable_variables
+    for t in range(4):
+        np.testing.assert_allclose(y.numpy()[:, t], dense(x[:, t]).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["concat", "sum", "mul", "ave", None])
+def test_bidirectional_merges_a_forward_and_a_reversed_backward_pass(mode):
+    x = gt.constant(RNG.standard_normal((2, 5, 3)))
+    bi = L.Bidirectional(L.GRU(4, return_sequences=True, dtype="float64"), merge_mode=mode)
+    out = bi(x)
+    fwd = bi.forward_layer(x).numpy()
+    bwd = bi.backward_layer(x).numpy()[:, ::-1]          # back in time order
+    assert bi.backward_layer.go_backwards and len(bi.trainable_variables) == 6
+    want = {"concat": np.concatenate([fwd, bwd], -1), "sum": fwd + bwd, "mul": fwd * bwd,
+            "ave": (fwd + bwd) / 2, None: None}[mode]
+    if mode is None:
+        np.testing.assert_allclose(out[0].numpy(), fwd)
+        np.testing.assert_allclose(out[1].numpy(), bwd)
+    else:
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
+    states = L.Bidirectional(L.LSTM(3, return_state=True))(gt.ones([2, 4, 2]))
+    assert len(states) == 5 and states[0].shape == (2, 6)      # output, h, c forwards, h, c
+    with pytest.raises(TypeError, match="expected a recurrent layer"):
+        L.Bidirectional(L.Dense(3))
