@@ -44,7 +44,7 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "Conv2DTranspose", "UpSampling2D", "ZeroPadding2D", "Cropping2D", "Concatenate",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Lambda",
            "RepeatVector", "Permute", "Rescaling", "GaussianNoise", "TimeDistributed",
-           "Bidirectional"]
+           "Bidirectional", "MultiHeadAttention"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -1146,4 +1146,5 @@ from .recurrent import SimpleRNNCell, LSTMCell, GRUCell, RNN, SimpleRNN, LSTM, G
 from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # noqa: E402
                            UpSampling2D, ZeroPadding2D, Cropping2D, Concatenate, Add, Subtract,
                            Multiply, Average, Maximum, Minimum, Lambda, RepeatVector, Permute,
-                           Rescaling, GaussianNoise, TimeDistributed, Bidirectional)
+                           Rescaling, GaussianNoise, TimeDistributed, Bidirectional,
+                           MultiHeadAttention)

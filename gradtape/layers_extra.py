@@ -16,7 +16,7 @@ from .tensor import Tensor, convert_to_tensor
 __all__ = ["LeakyReLU", "ELU", "Softmax", "PReLU", "Conv2DTranspose", "UpSampling2D",
            "ZeroPadding2D", "Cropping2D", "Concatenate", "Add", "Subtract", "Multiply",
            "Average", "Maximum", "Minimum", "Lambda", "RepeatVector", "Permute", "Rescaling",
-           "GaussianNoise", "TimeDistributed", "Bidirectional"]
+           "GaussianNoise", "TimeDistributed", "Bidirectional", "MultiHeadAttention"]
 
 
 # --- activations as layers ------------------------------------------------------------------
@@ -513,3 +513,145 @@ class Bidirectional(Layer):
     def get_config(self):
         return {**super().get_config(), "merge_mode": self.merge_mode,
                 "layer": self.forward_layer.get_config()}
+
+
+# --- attention --------------------------------------------------------------------------------
+
+def _large_negative(dtype):
+    """What masked scores get before the softmax (Keras': -1e9, or float16's lowest)."""
+    return -65500.0 if np.dtype(dtype) == np.float16 else -1e9
+
+
+class MultiHeadAttention(Layer):
+    """Multi-head attention, as ``keras.layers.MultiHeadAttention`` (inputs
+    ``[batch, time, features]``).
+
+    ``mha(query, value, key=None, attention_mask=None, return_attention_scores=False,
+    use_causal_mask=False)``: per head, ``softmax(q k^T / sqrt(key_dim)) v``, then the
+    output projection back to the query's feature size (or ``output_shape``).
+    ``attention_mask`` ``[batch, T, S]`` is true where a query may attend; ``dropout`` drops
+    attention probabilities while training. Weights in Keras' layout: ``query``/``key``
+    kernels ``[features, heads, key_dim]``, ``value`` ``[features, heads, value_dim]``,
+    ``attention_output`` ``[heads, value_dim, out]``, each with its bias.
+    """
+
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
+                 output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        who = "MultiHeadAttention"
+        self.num_heads = _positive_int(num_heads, "num_heads", who)
+        self.key_dim = _positive_int(key_dim, "key_dim", who)
+        self.value_dim = _positive_int(value_dim if value_dim is not None else key_dim,
+                                       "value_dim", who)
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+            raise ValueError(f"{who}: dropout must be a float in [0, 1), got {dropout!r}")
+        if attention_axes is not None and tuple(np.atleast_1d(attention_axes)) not in ((1,),
+                                                                                     (-2,)):
+            raise ValueError(f"{who}: only attention over the time axis (attention_axes=None) "
+                             f"is supported, got {attention_axes!r}")
+        self.dropout = float(dropout)
+        self.use_bias = bool(use_bias)
+        self.output_dim = None if output_shape is None else int(np.prod(output_shape))
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+        self.seed = seed
+        self._built_dims = None
+
+    _UNTRACKED = Layer._UNTRACKED | {"_built_dims"}
+
+    def _convert_input(self, x):
+        return x
+
+    def __call__(self, query, value=None, key=None, **kwargs):
+        if value is None:
+            raise TypeError(f"MultiHeadAttention layer '{self.name}': call it with the query "
+                            "and the value (mha(query, value) for cross-attention, "
+                            "mha(x, x) for self-attention)")
+        q, v = Layer._convert_input(self, query), Layer._convert_input(self, value)
+        k = v if key is None else Layer._convert_input(self, key)
+        return super().__call__([q, v, k], **kwargs)
+
+    def build(self, shapes):
+        q_shape, v_shape, k_shape = shapes
+        for label, shape in (("query", q_shape), ("value", v_shape), ("key", k_shape)):
+            if len(shape) != 3:
+                raise ValueError(f"MultiHeadAttention layer '{self.name}': the {label} must be "
+                                 f"[batch, time, features], got shape {tuple(shape)}")
+        h, kd, vd = self.num_heads, self.key_dim, self.value_dim
+        out = self.output_dim or int(q_shape[-1])
+
+        def dense(label, dim_in, per_head):
+            kern = self.add_weight(f"{label}/kernel", (int(dim_in), h, per_head),
+                                   self.kernel_initializer)
+            bias = self.add_weight(f"{label}/bias", (h, per_head), self.bias_initializer) \
+                if self.use_bias else None
+            return kern, bias
+        self.query_kernel, self.query_bias = dense("query", q_shape[-1], kd)
+        self.key_kernel, self.key_bias = dense("key", k_shape[-1], kd)
+        self.value_kernel, self.value_bias = dense("value", v_shape[-1], vd)
+        self.output_kernel = self.add_weight("attention_output/kernel", (h, vd, out),
+                                             self.kernel_initializer)
+        self.output_bias = self.add_weight("attention_output/bias", (out,),
+                                           self.bias_initializer) if self.use_bias else None
+        self._built_dims = (int(q_shape[-1]), int(v_shape[-1]), int(k_shape[-1]))
+
+    def call(self, inputs, attention_mask=None, return_attention_scores=False, training=False,
+             use_causal_mask=False):
+        from .ops.linalg import einsum
+        from . import nn
+        q_in, v_in, k_in = inputs
+        dims = (q_in._value.shape[-1], v_in._value.shape[-1], k_in._value.shape[-1])
+        if dims != self._built_dims:
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': built for feature sizes "
+                             f"(query, value, key) {self._built_dims}, got {dims}")
+
+        def project(x, kern, bias):
+            y = einsum("btd,dhk->bthk", x, kern)
+            return y + bias if bias is not None else y
+        q = project(q_in, self.query_kernel, self.query_bias) * (1.0 / np.sqrt(self.key_dim))
+        k = project(k_in, self.key_kernel, self.key_bias)
+        v = project(v_in, self.value_kernel, self.value_bias)
+        scores = einsum("bthk,bshk->bhts", q, k)
+        mask = self._mask(attention_mask, use_causal_mask, q_in, v_in)
+        if mask is not None:
+            blocked = _core.zeros_like(scores) + _large_negative(scores._value.dtype)
+            scores = _m.where(mask, scores, blocked)
+        probs = nn.softmax(scores, axis=-1)
+        dropped = probs
+        if training and self.dropout:
+            dropped = nn.dropout(probs, rate=self.dropout)
+        ctx = einsum("bhts,bshv->bthv", dropped, v)
+        out = einsum("bthv,hvo->bto", ctx, self.output_kernel)
+        if self.output_bias is not None:
+            out = out + self.output_bias
+        return (out, probs) if return_attention_scores else out
+
+    def _mask(self, attention_mask, causal, q_in, v_in):
+        t, s = q_in._value.shape[1], v_in._value.shape[1]
+        mask = None
+        if attention_mask is not None:
+            m = attention_mask if isinstance(attention_mask, Tensor) else \
+                convert_to_tensor(attention_mask)
+            if m._value.dtype != np.bool_:
+                m = _m.not_equal(m, 0)
+            shape = tuple(m._value.shape)
+            if len(shape) not in (2, 3) or shape[-2] not in (1, t) or shape[-1] not in (1, s):
+                raise ValueError(f"MultiHeadAttention layer '{self.name}': attention_mask of "
+                                 f"shape {shape} does not fit {t} queries and {s} keys "
+                                 f"(expected [batch, {t}, {s}])")
+            if m._value.ndim == 3:
+                m = _sh.expand_dims(m, 1)                 # [batch, 1 (heads), T, S]
+            mask = m
+        if causal:
+            from .ops.shape import range as _range, reshape
+            rows = reshape(_range(t), (t, 1))
+            cols = reshape(_range(s), (1, s))
+            tri = rows >= cols
+            mask = tri if mask is None else _m.logical_and(mask, tri)
+        return mask
+
+    def get_config(self):
+        return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
+                "value_dim": self.value_dim, "dropout": self.dropout,
+                "use_bias": self.use_bias}

@@ -155,3 +155,75 @@ def test_bidirectional_merges_a_forward_and_a_reversed_backward_pass(mode):
     assert len(states) == 5 and states[0].shape == (2, 6)      # output, h, c forwards, h, c
     with pytest.raises(TypeError, match="expected a recurrent layer"):
         L.Bidirectional(L.Dense(3))
+
+
+def _np_mha(layer, q, v, mask=None):
+    w = {n: getattr(layer, n).numpy() for n in ("query_kernel", "query_bias", "key_kernel",
+                                                 "key_bias", "value_kernel", "value_bias",
+                                                 "output_kernel", "output_bias")}
+    qp = np.einsum("btd,dhk->bthk", q, w["query_kernel"]) + w["query_bias"]
+    kp = np.einsum("btd,dhk->bthk", v, w["key_kernel"]) + w["key_bias"]
+    vp = np.einsum("btd,dhk->bthk", v, w["value_kernel"]) + w["value_bias"]
+    s = np.einsum("bthk,bshk->bhts", qp / np.sqrt(layer.key_dim), kp)
+    if mask is not None:
+        s = np.where(mask[:, None], s, -1e9)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    ctx = np.einsum("bhts,bshv->bthv", p, vp)
+    return np.einsum("bthv,hvo->bto", ctx, w["output_kernel"]) + w["output_bias"], p
+
+
+def test_multi_head_attention_matches_the_equations(device):
+    q = RNG.standard_normal((2, 4, 6))
+    v = RNG.standard_normal((2, 5, 3))
+    mha = L.MultiHeadAttention(num_heads=3, key_dim=2, value_dim=4, dtype="float64",
+                               bias_initializer="random_normal")
+    out, probs = mha(gt.constant(q), gt.constant(v), return_attention_scores=True)
+    assert out.shape == (2, 4, 6) and probs.shape == (2, 3, 4, 5)
+    assert mha.query_kernel.shape == (6, 3, 2) and mha.value_kernel.shape == (3, 3, 4)
+    assert mha.output_kernel.shape == (3, 4, 6)
+    want, p = _np_mha(mha, q, v)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(probs.numpy(), p, rtol=1e-10, atol=1e-12)
+    mask = RNG.uniform(size=(2, 4, 5)) > 0.3
+    mask[:, :, 0] = True
+    got = mha(gt.constant(q), gt.constant(v), attention_mask=gt.constant(mask))
+    np.testing.assert_allclose(got.numpy(), _np_mha(mha, q, v, mask)[0], rtol=1e-9)
+    x = gt.constant(q)
+    self_attn = L.MultiHeadAttention(2, 3, dtype="float64")
+    _, causal = self_attn(x, x, use_causal_mask=True, return_attention_scores=True)
+    assert np.allclose(np.triu(causal.numpy(), 1), 0.0)          # no look at the future
+    with pytest.raises(ValueError, match=r"attention_mask of shape \(2, 3, 5\) does not fit"):
+        mha(gt.constant(q), gt.constant(v), attention_mask=gt.ones([2, 3, 5]))
+    with pytest.raises(TypeError, match="call it with the query and the value"):
+        mha(gt.constant(q))
+
+
+def test_multi_head_attention_gradients_and_training():
+    mha = L.MultiHeadAttention(num_heads=2, key_dim=2, dtype="float64")
+    q = RNG.standard_normal((1, 3, 4))
+    mha(gt.constant(q), gt.constant(q))
+    kernels = [mha.query_kernel.numpy(), mha.output_kernel.numpy()]
+
+    def f(x, qk, ok):
+        saved = mha.query_kernel, mha.output_kernel
+        mha.query_kernel, mha.output_kernel = qk, ok
+        try:
+            return mha(x, x, use_causal_mask=True)
+        finally:
+            mha.query_kernel, mha.output_kernel = saved
+    check_grads(f, [q] + kernels, order=2)
+    # a one-block model learns to output each sequence's mean at every position
+    gt.random.set_seed(2)
+    x = gt.constant(RNG.standard_normal((32, 6, 4)).astype(np.float32))
+    target = gt.reduce_mean(x, axis=1, keepdims=True) * gt.ones([1, 6, 1])
+    layer = L.MultiHeadAttention(num_heads=2, key_dim=4)
+    opt = gt.optimizers.Adam(0.02)
+    first = None
+    for _ in range(120):
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_mean(gt.square(layer(x, x) - target))
+        first = first if first is not None else float(loss)
+        opt.apply_gradients(zip(tape.gradient(loss, layer.trainable_variables),
+                                layer.trainable_variables))
+    assert float(loss) < 0.1 * first
