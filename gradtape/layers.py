@@ -472,10 +472,13 @@ class Layer(Module):
         else:
             x = self._convert_input(inputs)
             self._check_input(x)
+        # the inputs' device (the first tensor's, for a structure): weights are built there
+        # and what the layer makes while called (zero states, masks, noise) is made there
+        dev = x._device if isinstance(x, Tensor) else next(
+            (t._device for t in _nest.flatten(x) if isinstance(t, Tensor)), None)
         if not self.built:
             if self._builds_on_call:
                 shape = tuple(x._value.shape) if isinstance(x, Tensor) else _shapes_of(x)
-                dev = x._device if isinstance(x, Tensor) else None
                 if dev is not None:
                     with device_scope(dev):
                         self.build(shape)
@@ -486,7 +489,10 @@ class Layer(Module):
             kwargs["training"] = training
         stack.append(training)
         try:
-            return self.call(x, *args, **kwargs)
+            if dev is None or dev is current_device():
+                return self.call(x, *args, **kwargs)
+            with device_scope(dev):
+                return self.call(x, *args, **kwargs)
         finally:
             stack.pop()
 

@@ -93,6 +93,9 @@ class PReLU(Layer):
                                  f"of the examples (input shape {tuple(input_shape)})")
             shape[a - 1] = 1
         self.alpha = self.add_weight("alpha", tuple(shape), self.alpha_initializer)
+        self.input_spec = InputSpec(ndim=len(input_shape), axes={
+            i: int(input_shape[i]) for i in range(1, len(input_shape))
+            if i not in self.shared_axes})
 
     def call(self, inputs):
         return _m.maximum(inputs, 0.0) + self.alpha * _m.minimum(inputs, 0.0)
@@ -103,7 +106,7 @@ class PReLU(Layer):
 class Conv2DTranspose(Layer):
     """The transpose of a 2-D convolution (a "deconvolution") over NHWC inputs, kernel
     ``(kh, kw, filters, in_channels)`` as Keras'. Output sizes: ``in * stride`` with
-    ``"same"`` padding, ``(in - 1) * stride + kernel`` with ``"valid"``."""
+    ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
@@ -116,8 +119,8 @@ class Conv2DTranspose(Layer):
                              f"got {data_format!r}")
         if output_padding is not None:
             raise ValueError(f"{who}: output_padding is not supported (the output size is "
-                             "in * stride with 'same', (in - 1) * stride + kernel with "
-                             "'valid'); crop or pad the result instead")
+                             "in * stride with 'same', (in - 1) * stride + max(kernel, stride) "
+                             "with 'valid'); crop or pad the result instead")
         self.filters = _positive_int(filters, "filters", who)
         self.kernel_size = _pair(kernel_size, "kernel_size", who)
         self.strides = _pair(strides, "strides", who)
@@ -140,7 +143,8 @@ class Conv2DTranspose(Layer):
         self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
 
     def _out_size(self, size, k, s):
-        return size * s if self.padding == "same" else (size - 1) * s + k
+        # Keras' deconv_output_length (a kernel smaller than the stride still spans s)
+        return size * s if self.padding == "same" else (size - 1) * s + max(k, s)
 
     def call(self, inputs):
         from . import nn
@@ -166,6 +170,7 @@ class UpSampling2D(Layer):
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
+        _channels_last(data_format, "UpSampling2D")
         self.size = _pair(size, "size", "UpSampling2D")
         if interpolation not in ("nearest", "bilinear"):
             raise ValueError(f"UpSampling2D: interpolation must be 'nearest' or 'bilinear', "
@@ -187,6 +192,12 @@ class UpSampling2D(Layer):
     def get_config(self):
         return {**super().get_config(), "size": self.size,
                 "interpolation": self.interpolation}
+
+
+def _channels_last(data_format, who):
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is supported, got "
+                         f"{data_format!r}")
 
 
 def _two_sides(value, who, what):
@@ -211,6 +222,7 @@ class ZeroPadding2D(Layer):
 
     def __init__(self, padding=(1, 1), data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        _channels_last(data_format, "ZeroPadding2D")
         self.padding = _two_sides(padding, "ZeroPadding2D", "padding")
         self.input_spec = InputSpec(ndim=4)
 
@@ -228,6 +240,7 @@ class Cropping2D(Layer):
 
     def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        _channels_last(data_format, "Cropping2D")
         self.cropping = _two_sides(cropping, "Cropping2D", "cropping")
         self.input_spec = InputSpec(ndim=4)
 
@@ -472,6 +485,9 @@ class Bidirectional(Layer):
         if merge_mode not in self._MODES:
             raise ValueError(f"Bidirectional: merge_mode must be one of {list(self._MODES)}, "
                              f"got {merge_mode!r}")
+        if weights is not None:
+            raise ValueError("Bidirectional: weights= is not supported; assign the forward and "
+                             "backward layers' variables after the first call")
         self.forward_layer = layer
         self.backward_layer = backward_layer if backward_layer is not None else \
             layer.reversed_copy()
@@ -552,13 +568,29 @@ class MultiHeadAttention(Layer):
                              f"is supported, got {attention_axes!r}")
         self.dropout = float(dropout)
         self.use_bias = bool(use_bias)
-        self.output_dim = None if output_shape is None else int(np.prod(output_shape))
+        if output_shape is not None and not isinstance(output_shape, (int, np.integer)):
+            if len(tuple(output_shape)) != 1:
+                raise ValueError(f"{who}: output_shape must be an int (the output feature "
+                                 f"size), got {output_shape!r}")
+            output_shape = tuple(output_shape)[0]
+        self.output_dim = None if output_shape is None else _positive_int(
+            output_shape, "output_shape", who)
         self.kernel_initializer = _init.get(kernel_initializer)
         self.bias_initializer = _init.get(bias_initializer)
         self.seed = seed
         self._built_dims = None
 
-    _UNTRACKED = Layer._UNTRACKED | {"_built_dims"}
+    _UNTRACKED = Layer._UNTRACKED | {"_built_dims", "_generators"}
+
+    def _rng(self, device):
+        """The layer's own generator on ``device`` when seeded (reproducible dropout)."""
+        if self.seed is None:
+            return None
+        gens = self.__dict__.setdefault("_generators", {})
+        if device not in gens:
+            from .random import Generator
+            gens[device] = Generator.from_seed(self.seed, device=device)
+        return gens[device]
 
     def _convert_input(self, x):
         return x
@@ -602,6 +634,10 @@ class MultiHeadAttention(Layer):
         from . import nn
         q_in, v_in, k_in = inputs
         dims = (q_in._value.shape[-1], v_in._value.shape[-1], k_in._value.shape[-1])
+        batches = {q_in._value.shape[0], v_in._value.shape[0], k_in._value.shape[0]}
+        if len(batches) > 1:
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': the query, value and "
+                             f"key batch sizes differ: {sorted(batches)}")
         if dims != self._built_dims:
             raise ValueError(f"MultiHeadAttention layer '{self.name}': built for feature sizes "
                              f"(query, value, key) {self._built_dims}, got {dims}")
@@ -620,7 +656,7 @@ class MultiHeadAttention(Layer):
         probs = nn.softmax(scores, axis=-1)
         dropped = probs
         if training and self.dropout:
-            dropped = nn.dropout(probs, rate=self.dropout)
+            dropped = nn.dropout(probs, rate=self.dropout, rng=self._rng(probs._device))
         ctx = einsum("bhts,bshv->bthv", dropped, v)
         out = einsum("bthv,hvo->bto", ctx, self.output_kernel)
         if self.output_bias is not None:

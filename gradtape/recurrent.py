@@ -8,7 +8,8 @@ Weights follow Keras' layout and gate order, so Keras weights load as they are: 
 gates i, f, c, o; GRU: z, r, h, with ``reset_after=True`` a ``[2, 3 * units]`` bias, as
 TensorFlow 2's default). The input projection of every time step is one matrix product
 before the loop; each step then adds the recurrent product. ``dropout`` and
-``recurrent_dropout`` use one mask per sequence (the same at every step), as Keras does.
+``recurrent_dropout`` use one mask per sequence (the same at every step), as Keras does,
+shared by all gates (Keras draws one per gate when ``recurrent_dropout`` is set).
 The time loop runs eagerly (``unroll`` changes nothing); stateful layers and masks are not
 supported.
 """

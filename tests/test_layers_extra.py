@@ -20,8 +20,8 @@ def _transpose_conv_reference(x, k, s, padding):
         for j in range(w):
             full[:, i * s:i * s + kh, j * s:j * s + kw, :] += np.einsum(
                 "nc,abfc->nabf", x[:, i, j, :], k)
-    if padding == "valid":
-        return full
+    if padding == "valid":            # a kernel smaller than the stride still spans it
+        return np.pad(full, [[0, 0], [0, max(s - kh, 0)], [0, max(s - kw, 0)], [0, 0]])
     oh, ow = h * s, w * s
     top = max((h - 1) * s + kh - oh, 0) // 2
     left = max((w - 1) * s + kw - ow, 0) // 2
@@ -32,7 +32,7 @@ def _transpose_conv_reference(x, k, s, padding):
 
 
 @pytest.mark.parametrize("strides,padding", [(1, "valid"), (2, "valid"), (2, "same"),
-                                             (3, "same"), (1, "same")])
+                                             (3, "same"), (1, "same"), (3, "valid")])
 def test_conv2d_transpose_scatters_each_pixel_through_the_kernel(device, strides, padding):
     x = RNG.standard_normal((2, 3, 4, 3))
     layer = L.Conv2DTranspose(5, (3, 2), strides=strides, padding=padding, dtype="float64",
@@ -227,3 +227,43 @@ def test_multi_head_attention_gradients_and_training():
         opt.apply_gradients(zip(tape.gradient(loss, layer.trainable_variables),
                                 layer.trainable_variables))
     assert float(loss) < 0.1 * first
+
+
+def test_layers_work_on_their_inputs_device_from_any_scope():
+    """Weights, zero states, masks and noise are made on the inputs' device, whichever
+    device is current when the layer is called (as Dense does)."""
+    with gt.device("strict:0"):
+        seq = gt.ones([2, 3, 4])
+        img = gt.ones([2, 4, 4, 3])
+    for out in [L.LSTM(2)(seq), L.MultiHeadAttention(2, 2)(seq, seq),
+                L.Bidirectional(L.GRU(2, dropout=0.5))(seq, training=True),
+                L.GaussianNoise(0.1)(img, training=True), gt.image.random_flip_left_right(img),
+                L.MultiHeadAttention(2, 2)(seq, seq, use_causal_mask=True)]:
+        assert out.device == "strict:0"
+
+
+def test_argument_checks():
+    for cls in (L.UpSampling2D, L.ZeroPadding2D, L.Cropping2D):
+        with pytest.raises(ValueError, match="only data_format='channels_last'"):
+            cls(data_format="channels_first")
+    with pytest.raises(ValueError, match="output_shape must be an int"):
+        L.MultiHeadAttention(2, 3, output_shape=(2, 3))
+    assert L.MultiHeadAttention(2, 3, output_shape=(5,))(gt.ones([1, 2, 4]),
+                                                        gt.ones([1, 2, 4])).shape == (1, 2, 5)
+    mha = L.MultiHeadAttention(2, 3)
+    with pytest.raises(ValueError, match=r"batch sizes differ: \[1, 2\]"):
+        mha(gt.ones([1, 2, 4]), gt.ones([2, 2, 4]))
+    with pytest.raises(ValueError, match="weights= is not supported"):
+        L.Bidirectional(L.GRU(2), weights=[np.zeros(1)])
+    prelu = L.PReLU()
+    prelu(gt.ones([2, 3, 4]))
+    with pytest.raises(ValueError, match="PReLU layer"):
+        prelu(gt.ones([2, 3, 5]))
+    drop = L.MultiHeadAttention(2, 2, dropout=0.5, seed=4)
+    x = gt.ones([1, 3, 2])
+    a = drop(x, x, training=True, return_attention_scores=False).numpy()
+    drop2 = L.MultiHeadAttention(2, 2, dropout=0.5, seed=4)
+    drop2(x, x)
+    for v, w in zip(drop2.trainable_variables, drop.trainable_variables):
+        v.assign(w)
+    np.testing.assert_array_equal(drop2(x, x, training=True).numpy(), a)   # seeded dropout
