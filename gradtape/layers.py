@@ -600,6 +600,21 @@ def _padding(value, who):
     return value.lower()
 
 
+def _kernel_options(layer, activation, use_bias, kernel_initializer, bias_initializer):
+    """The options every kernel layer (Dense, the convolutions) takes, as attributes."""
+    layer.activation = get_activation(activation)
+    layer.use_bias = bool(use_bias)
+    layer.kernel_initializer = _init.get(kernel_initializer)
+    layer.bias_initializer = _init.get(bias_initializer)
+
+
+def _bias_activation(layer, y):
+    """``activation(y + bias)`` of a kernel layer (no bias: ``activation(y)``)."""
+    if layer.bias is not None:
+        y = y + layer.bias
+    return layer.activation(y) if layer.activation is not _linear else y
+
+
 def _positive_int(value, what, who):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ValueError(f"{who}: {what} must be a positive int, got {value!r}")
@@ -616,10 +631,7 @@ class Dense(Layer):
                  bias_initializer="zeros", name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.units = _positive_int(units, "units", "Dense")
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _init.get(kernel_initializer)
-        self.bias_initializer = _init.get(bias_initializer)
+        _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer)
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -636,9 +648,7 @@ class Dense(Layer):
             y = _la.matmul(inputs, self.kernel)
         else:
             y = _la.tensordot(inputs, self.kernel, axes=[[inputs._value.ndim - 1], [0]])
-        if self.bias is not None:
-            y = y + self.bias
-        return self.activation(y) if self.activation is not _linear else y
+        return _bias_activation(self, y)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units,
@@ -666,10 +676,7 @@ class Conv2D(Layer):
         if self.strides != (1, 1) and self.dilation_rate != (1, 1):
             raise ValueError("Conv2D: strides > 1 together with dilation_rate > 1 is not "
                              "supported (as in TensorFlow)")
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _init.get(kernel_initializer)
-        self.bias_initializer = _init.get(bias_initializer)
+        _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer)
         self.input_spec = InputSpec(ndim=4)
 
     def build(self, input_shape):
@@ -693,9 +700,7 @@ class Conv2D(Layer):
         from . import nn
         y = nn.conv2d(inputs, self.kernel, strides=list(self.strides),
                       padding=self.padding.upper(), dilations=list(self.dilation_rate))
-        if self.bias is not None:
-            y = y + self.bias
-        return self.activation(y) if self.activation is not _linear else y
+        return _bias_activation(self, y)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
@@ -728,10 +733,7 @@ class Conv1D(Layer):
         if self.strides != 1 and self.dilation_rate != 1:
             raise ValueError("Conv1D: strides > 1 together with dilation_rate > 1 is not "
                              "supported (as in TensorFlow)")
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _init.get(kernel_initializer)
-        self.bias_initializer = _init.get(bias_initializer)
+        _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer)
         self.input_spec = InputSpec(ndim=3)
 
     def build(self, input_shape):
@@ -755,9 +757,7 @@ class Conv1D(Layer):
             padding = self.padding.upper()
         y = nn.conv1d(inputs, self.kernel, self.strides, padding,
                       dilations=self.dilation_rate)
-        if self.bias is not None:
-            y = y + self.bias
-        return self.activation(y) if self.activation is not _linear else y
+        return _bias_activation(self, y)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import initializers as _init
-from .layers import (InputSpec, Layer, _activation_name, _linear, _pair, _padding,
-                     _positive_int, get_activation)
+from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _kernel_options,
+                     _pair, _padding, _positive_int)
 from .ops import core as _core
 from .ops import math as _m
 from .ops import shape as _sh
@@ -128,10 +128,7 @@ class Conv2DTranspose(Layer):
         self.dilation_rate = _pair(dilation_rate, "dilation_rate", who)
         if self.dilation_rate != (1, 1):
             raise ValueError(f"{who}: dilation_rate other than 1 is not supported")
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _init.get(kernel_initializer)
-        self.bias_initializer = _init.get(bias_initializer)
+        _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer)
         self.input_spec = InputSpec(ndim=4)
 
     def build(self, input_shape):
@@ -153,9 +150,7 @@ class Conv2DTranspose(Layer):
                self._out_size(w, self.kernel_size[1], self.strides[1]), self.filters)
         y = nn.conv2d_transpose(inputs, self.kernel, out, strides=list(self.strides),
                                 padding=self.padding.upper())
-        if self.bias is not None:
-            y = y + self.bias
-        return self.activation(y) if self.activation is not _linear else y
+        return _bias_activation(self, y)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,

@@ -16,7 +16,7 @@ from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor, convert_to_tensor
 from ._util import as_tensor, dtype_name
 from .core import shape_tuple
-from .shape import _getitem, _getitem_grad, _index_tensor
+from .shape import _getitem_grad, _index_tensor
 
 __all__ = ["scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
            "tensor_scatter_nd_update", "unsorted_segment_sum", "unsorted_segment_mean",
