@@ -1148,8 +1148,6 @@ class _Concatenate(_Unary):
 
 
 class _Prefetch(_Unary):
-    index_preserving = False
-
     def __init__(self, parent, buffer_size):
         super().__init__(parent)
         size = _count_arg(buffer_size, "Dataset.prefetch")

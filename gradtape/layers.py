@@ -414,7 +414,20 @@ class Layer(Module):
         self.built = False
         self.input_spec = None
 
-    _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape"})
+    _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape",
+                            "_generators"})
+
+    def _seeded_generator(self, device):
+        """The layer's own generator on ``device`` when it has a ``seed`` (each call draws
+        anew from one reproducible sequence), else None (the device's global generator)."""
+        if getattr(self, "seed", None) is None:
+            return None
+        gens = self.__dict__.setdefault("_generators", {})
+        gen = gens.get(device)
+        if gen is None:
+            from .random import Generator
+            gen = gens[device] = Generator.from_seed(self.seed, device=device)
+        return gen
 
     @property
     def dtype(self):
@@ -594,6 +607,12 @@ def _pair(value, what, who):
     return out
 
 
+def _channels_last(data_format, who, layout="NHWC"):
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"{who}: only data_format='channels_last' ({layout}) is supported, got "
+                         f"{data_format!r}")
+
+
 def _padding(value, who):
     if not isinstance(value, str) or value.lower() not in ("valid", "same"):
         raise ValueError(f"{who}: padding must be 'valid' or 'same', got {value!r}")
@@ -663,9 +682,7 @@ class Conv2D(Layer):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"Conv2D: only data_format='channels_last' (NHWC) is supported, got "
-                             f"{data_format!r}")
+        _channels_last(data_format, "Conv2D")
         self.filters = _positive_int(filters, "filters", "Conv2D")
         self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
         self.strides = _pair(strides, "strides", "Conv2D")
@@ -719,9 +736,7 @@ class Conv1D(Layer):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"Conv1D: only data_format='channels_last' (NWC) is supported, got "
-                             f"{data_format!r}")
+        _channels_last(data_format, "Conv1D", "NWC")
         self.filters = _positive_int(filters, "filters", "Conv1D")
         self.kernel_size = _single(kernel_size, "kernel_size")
         self.strides = _single(strides, "strides")
@@ -779,9 +794,7 @@ class _Pool2D(Layer):
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         who = type(self).__name__
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is supported, got "
-                             f"{data_format!r}")
+        _channels_last(data_format, who)
         self.pool_size = _pair(pool_size, "pool_size", who)
         self.strides = self.pool_size if strides is None else _pair(strides, "strides", who)
         if min(self.pool_size + self.strides) <= 0:
@@ -934,27 +947,13 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
-        self._generators = {}
-
-    _UNTRACKED = Layer._UNTRACKED | {"_generators"}
-
-    def _generator(self, device):
-        """The layer's own generator on ``device`` when seeded (each call draws a new mask
-        from one reproducible sequence), else None (the device's global generator)."""
-        if self.seed is None:
-            return None
-        gen = self._generators.get(device)
-        if gen is None:
-            from .random import Generator
-            gen = self._generators[device] = Generator.from_seed(self.seed, device=device)
-        return gen
 
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
         from . import nn
         return nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape,
-                          rng=self._generator(inputs._device))
+                          rng=self._seeded_generator(inputs._device))
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import initializers as _init
-from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _kernel_options,
-                     _pair, _padding, _positive_int)
+from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _channels_last,
+                     _kernel_options, _pair, _padding, _positive_int)
 from .ops import core as _core
 from .ops import math as _m
 from .ops import shape as _sh
@@ -114,9 +114,7 @@ class Conv2DTranspose(Layer):
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         who = "Conv2DTranspose"
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is supported, "
-                             f"got {data_format!r}")
+        _channels_last(data_format, who)
         if output_padding is not None:
             raise ValueError(f"{who}: output_padding is not supported (the output size is "
                              "in * stride with 'same', (in - 1) * stride + max(kernel, stride) "
@@ -177,22 +175,14 @@ class UpSampling2D(Layer):
         if self.interpolation == "bilinear":
             from . import image
             _, h, w, _ = inputs._value.shape
-            return image.resize(inputs, [h * self.size[0], w * self.size[1]]) \
-                if inputs._value.dtype == np.float64 else \
-                _core.cast(image.resize(inputs, [h * self.size[0], w * self.size[1]]),
-                           inputs._value.dtype)
+            y = image.resize(inputs, [h * self.size[0], w * self.size[1]])
+            return y if y.dtype == inputs.dtype else _core.cast(y, inputs._value.dtype)
         y = _sh.repeat(inputs, self.size[0], axis=1) if self.size[0] != 1 else inputs
         return _sh.repeat(y, self.size[1], axis=2) if self.size[1] != 1 else y
 
     def get_config(self):
         return {**super().get_config(), "size": self.size,
                 "interpolation": self.interpolation}
-
-
-def _channels_last(data_format, who):
-    if data_format not in (None, "channels_last"):
-        raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is supported, got "
-                         f"{data_format!r}")
 
 
 def _two_sides(value, who, what):
@@ -575,17 +565,7 @@ class MultiHeadAttention(Layer):
         self.seed = seed
         self._built_dims = None
 
-    _UNTRACKED = Layer._UNTRACKED | {"_built_dims", "_generators"}
-
-    def _rng(self, device):
-        """The layer's own generator on ``device`` when seeded (reproducible dropout)."""
-        if self.seed is None:
-            return None
-        gens = self.__dict__.setdefault("_generators", {})
-        if device not in gens:
-            from .random import Generator
-            gens[device] = Generator.from_seed(self.seed, device=device)
-        return gens[device]
+    _UNTRACKED = Layer._UNTRACKED | {"_built_dims"}
 
     def _convert_input(self, x):
         return x
@@ -651,7 +631,7 @@ class MultiHeadAttention(Layer):
         probs = nn.softmax(scores, axis=-1)
         dropped = probs
         if training and self.dropout:
-            dropped = nn.dropout(probs, rate=self.dropout, rng=self._rng(probs._device))
+            dropped = nn.dropout(probs, rate=self.dropout, rng=self._seeded_generator(probs._device))
         ctx = einsum("bhts,bshv->bthv", dropped, v)
         out = einsum("bthv,hvo->bto", ctx, self.output_kernel)
         if self.output_bias is not None:

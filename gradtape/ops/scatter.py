@@ -69,14 +69,20 @@ def _indices_updates(opname, indices, updates, dev=None):
     return _index_tensor(indices, u._device, opname), u
 
 
+def _scatter_add(u, key, valid, shape) -> Tensor:
+    """A zero tensor of ``shape`` with ``u`` added at ``key`` (``getitem``'s gradient:
+    differentiable, the embedding kernel on a GPU)."""
+    return apply1(_getitem_grad, u, {"key": key, "shape": shape, "advanced": True,
+                                     "valid": valid})
+
+
 def scatter_nd(indices, updates, shape, name=None) -> Tensor:
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (the last axis of
     ``indices`` gives coordinates into the first axes of ``shape``; repeated indices sum)."""
     shape = shape_tuple(shape, "scatter_nd")
     idx, u = _indices_updates("scatter_nd", indices, updates)
     key, valid = _nd_key("scatter_nd", idx, shape, u)
-    return apply1(_getitem_grad, u, {"key": key, "shape": shape, "advanced": True,
-                                     "valid": valid})
+    return _scatter_add(u, key, valid, shape)
 
 
 def _tensor_scatter(opname, tensor, indices, updates):
@@ -96,15 +102,13 @@ def _tensor_scatter(opname, tensor, indices, updates):
 def tensor_scatter_nd_add(tensor, indices, updates, name=None) -> Tensor:
     """``tensor`` with ``updates`` added at ``indices`` (repeated indices sum)."""
     t, u, key, valid, shape = _tensor_scatter("tensor_scatter_nd_add", tensor, indices, updates)
-    return t + apply1(_getitem_grad, u, {"key": key, "shape": shape, "advanced": True,
-                                         "valid": valid})
+    return t + _scatter_add(u, key, valid, shape)
 
 
 def tensor_scatter_nd_sub(tensor, indices, updates, name=None) -> Tensor:
     """``tensor`` with ``updates`` subtracted at ``indices`` (repeated indices sum)."""
     t, u, key, valid, shape = _tensor_scatter("tensor_scatter_nd_sub", tensor, indices, updates)
-    return t - apply1(_getitem_grad, u, {"key": key, "shape": shape, "advanced": True,
-                                         "valid": valid})
+    return t - _scatter_add(u, key, valid, shape)
 
 
 def _update_fwd(xp, x, u, key, valid):
@@ -176,8 +180,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
     (``segment_ids`` indexes the first axes of ``data``)."""
     x = as_tensor(data, "unsorted_segment_sum")
     key, valid, shape = _segment_key("unsorted_segment_sum", x, segment_ids, num_segments)
-    return apply1(_getitem_grad, x, {"key": key, "shape": shape, "advanced": True,
-                                     "valid": valid})
+    return _scatter_add(x, key, valid, shape)
 
 
 def _counts(opname, x, segment_ids, num_segments):
@@ -194,34 +197,29 @@ def _counts(opname, x, segment_ids, num_segments):
     return count, key, valid, shape
 
 
-def _check_float(opname, x):
+def _scaled_segment_sum(opname, data, segment_ids, num_segments, root):
+    """Each segment's sum divided by its size (``root``: the size's square root); 0 for an
+    empty segment. The divisor is a constant."""
+    x = as_tensor(data, opname)
     if x._value.dtype.kind not in "fc":
         raise TypeError(f"{opname}: data must be floating point, got {dtype_name(x)}")
+    count, key, valid, shape = _counts(opname, x, segment_ids, num_segments)
+    dev = x._device
+    with dev.activate():
+        size = dev.xp.maximum(count, 1)
+        scale = 1 / (dev.xp.sqrt(size) if root else size)
+    return _scatter_add(x, key, valid, shape) * Tensor(scale, dev)
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None) -> Tensor:
     """The mean of each segment (0 for an empty one)."""
-    x = as_tensor(data, "unsorted_segment_mean")
-    _check_float("unsorted_segment_mean", x)
-    count, key, valid, shape = _counts("unsorted_segment_mean", x, segment_ids, num_segments)
-    total = apply1(_getitem_grad, x, {"key": key, "shape": shape, "advanced": True,
-                                      "valid": valid})
-    with x._device.activate():
-        scale = 1 / x._device.xp.maximum(count, 1)
-    return total * Tensor(scale, x._device)
+    return _scaled_segment_sum("unsorted_segment_mean", data, segment_ids, num_segments, False)
 
 
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None) -> Tensor:
     """Each segment's sum divided by the square root of its size (0 for an empty one)."""
-    x = as_tensor(data, "unsorted_segment_sqrt_n")
-    _check_float("unsorted_segment_sqrt_n", x)
-    count, key, valid, shape = _counts("unsorted_segment_sqrt_n", x, segment_ids,
-                                       num_segments)
-    total = apply1(_getitem_grad, x, {"key": key, "shape": shape, "advanced": True,
-                                      "valid": valid})
-    with x._device.activate():
-        scale = 1 / x._device.xp.sqrt(x._device.xp.maximum(count, 1))
-    return total * Tensor(scale, x._device)
+    return _scaled_segment_sum("unsorted_segment_sqrt_n", data, segment_ids, num_segments,
+                               True)
 
 
 def _segext_fwd(is_max):
