@@ -4,7 +4,7 @@
 
 #define GT_ACT_LINEAR 0
 #define GT_ACT_RELU 1
-#define GT_ACT_GELU 2        // exact: 0.5 x (1 + erf(x / sqrt 2))
+#define GT_ACT_GELU 2        // exact: 0.5 x erfc(-x / sqrt 2) (= 0.5 x (1 + erf(x / sqrt 2)))
 #define GT_ACT_GELU_TANH 3   // tanh approximation
 #define GT_ACT_SILU 4
 #define GT_ACT_TANH 5
@@ -20,6 +20,8 @@ __device__ __forceinline__ float gt_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double gt_tanh(double x) { return tanh(x); }
 __device__ __forceinline__ float gt_erf(float x) { return erff(x); }
 __device__ __forceinline__ double gt_erf(double x) { return erf(x); }
+__device__ __forceinline__ float gt_erfc(float x) { return erfcf(x); }
+__device__ __forceinline__ double gt_erfc(double x) { return erfc(x); }
 __device__ __forceinline__ float gt_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double gt_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float gt_rsqrt(float x) { return rsqrtf(x); }
@@ -51,7 +53,9 @@ template <typename T> __device__ __forceinline__ T gt_sigmoid(T x) {
 template <typename T> __device__ __forceinline__ T gt_activation(T z, int act) {
     switch (act) {
         case GT_ACT_RELU: return z > T(0) ? z : T(0);
-        case GT_ACT_GELU: return T(0.5) * z * (T(1) + gt_erf(z * T(0.70710678118654752440)));
+        // erfc, not 1 + erf, which cancels in the negative tail (float32 loses every digit
+        // below about z = -5)
+        case GT_ACT_GELU: return T(0.5) * z * gt_erfc(z * T(-0.70710678118654752440));
         case GT_ACT_GELU_TANH: {     // 0.5 z (1 + tanh u) = z sigmoid(2u), without cancelling
             T u = T(0.79788456080286535588) * (z + T(0.044715) * z * z * z);
             return z * gt_sigmoid(T(2) * u);
@@ -68,7 +72,7 @@ template <typename T> __device__ __forceinline__ T gt_activation_grad(T z, int a
     switch (act) {
         case GT_ACT_RELU: return z > T(0) ? T(1) : T(0);
         case GT_ACT_GELU: {
-            T cdf = T(0.5) * (T(1) + gt_erf(z * T(0.70710678118654752440)));
+            T cdf = T(0.5) * gt_erfc(z * T(-0.70710678118654752440));
             T pdf = T(0.39894228040143267794) * gt_exp(T(-0.5) * z * z);
             return cdf + z * pdf;
         }

@@ -401,6 +401,37 @@ def test_bias_act_kernels_match_reference(kd, activation, dtype):
                                    **_tol(dtype))
 
 
+def test_exact_gelu_keeps_its_float32_digits_in_the_negative_tail(kd):
+    """0.5 z erfc(-z / sqrt 2), not 0.5 z (1 + erf(z / sqrt 2)): the latter cancels to 0 (or
+    to noise) for z below about -5 in float32; the kernel, its reference and gt.nn.gelu
+    keep their relative accuracy there, value and derivative."""
+    z = -np.linspace(3.0, 12.0, 64)
+    cdf = 0.5 * np.vectorize(math.erfc)(-z / math.sqrt(2))
+    want_y = z * cdf
+    want_d = cdf + z * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+    z32 = z.astype(np.float32)
+    one = np.ones_like(z32)
+    for y, d in ((kd.get(K.bias_act_forward(kd.xp, kd.put(z32), None, "gelu")),
+                  kd.get(K.bias_act_backward(kd.xp, kd.put(one), kd.put(z32), None, "gelu"))),
+                 (K.reference_bias_act_forward(np, z32, None, "gelu"),
+                  K.reference_bias_act_backward(np, one, z32, None, "gelu"))):
+        assert y.dtype == np.float32 and d.dtype == np.float32
+        live = np.abs(want_y) > 1e-37                 # normal float32 results
+        assert live.sum() > 40
+        np.testing.assert_allclose(y[live], want_y[live], rtol=1e-4)
+        live = np.abs(want_d) > 1e-37
+        np.testing.assert_allclose(d[live], want_d[live], rtol=1e-4)
+    zt = gt.constant(z32)
+    with gt.GradientTape() as tape:
+        tape.watch(zt)
+        y = gt.nn.gelu(zt)
+    d = tape.gradient(y, zt).numpy()
+    live = np.abs(want_y) > 1e-37
+    np.testing.assert_allclose(y.numpy()[live], want_y[live], rtol=1e-4)
+    live = np.abs(want_d) > 1e-37
+    np.testing.assert_allclose(d[live], want_d[live], rtol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("activation", K.FROM_OUTPUT)
 def test_activation_backward_from_the_output_matches_reference_and_input_form(kd, activation,

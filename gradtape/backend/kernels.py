@@ -205,19 +205,25 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _erf(xp, z):
-    """erf on any namespace: SciPy for NumPy, cupyx for CuPy, the device's for strict."""
+def _gelu_cdf(xp, z):
+    """``0.5 * erfc(-z / sqrt 2)`` (the normal CDF) on any namespace: SciPy for NumPy,
+    cupyx for CuPy, the device's for strict. erfc, not ``1 + erf``, which cancels in the
+    negative tail."""
+    w = z * -_INV_SQRT_2
     dev = getattr(xp, "gradtape_device", None)
     if dev is not None:
-        return dev.erf(z)
+        return 0.5 * dev.erfc(w)
     if xp.__name__.startswith("cupy"):
-        from cupyx.scipy.special import erf
-        return erf(z)
+        from cupyx.scipy.special import erfc
+        return 0.5 * erfc(w)
     try:
-        from scipy.special import erf
+        from scipy.special import erfc
     except ImportError:  # pragma: no cover - exercised only without SciPy
-        from .base import _erf_numpy as erf
-    return erf(z).astype(z.dtype, copy=False)
+        from .base import _erf_numpy
+
+        def erfc(v):
+            return _erf_numpy(v, complement=True)
+    return 0.5 * erfc(w).astype(z.dtype, copy=False)
 
 
 def _sigmoid(xp, z):
@@ -231,7 +237,7 @@ def _activation(xp, z, activation):
     if activation == "relu":
         return xp.maximum(z, 0)
     if activation == "gelu":
-        return 0.5 * z * (1 + _erf(xp, z * _INV_SQRT_2))
+        return z * _gelu_cdf(xp, z)
     if activation == "gelu_tanh":      # 0.5 z (1 + tanh u) = z sigmoid(2u)
         return z * _sigmoid(xp, 2 * (_SQRT_2_OVER_PI * (z + 0.044715 * z * z * z)))
     if activation == "silu":
@@ -249,8 +255,7 @@ def _activation_grad(xp, z, activation):
     if activation == "relu":
         return (z > 0).astype(z.dtype)
     if activation == "gelu":
-        cdf = 0.5 * (1 + _erf(xp, z * _INV_SQRT_2))
-        return cdf + z * (_INV_SQRT_2PI * xp.exp(-0.5 * z * z))
+        return _gelu_cdf(xp, z) + z * (_INV_SQRT_2PI * xp.exp(-0.5 * z * z))
     if activation == "gelu_tanh":
         # 1 + tanh u = 2 sigmoid(2u), 1 - tanh^2 u = 4 sigmoid(2u) sigmoid(-2u): no
         # cancellation where tanh u rounds to -1
