@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import types
 
-from . import initializers, layers, losses, metrics, optimizers
-from .layers import Layer, Model, Sequential
+from . import callbacks, initializers, layers, losses, metrics, optimizers, regularizers
+from .keras_graph import Input, KerasTensor
+from .keras_training import Sequence
+from .layers import InputLayer, Layer, Model, Sequential
 
-__all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "activations",
-           "utils", "backend", "Sequential", "Model", "Layer"]
+__all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regularizers",
+           "callbacks", "activations", "utils", "backend", "models", "Sequential", "Model",
+           "Layer", "Input", "InputLayer", "KerasTensor"]
 
 
 def _keras_relu(x, alpha=0.0, max_value=None, threshold=0.0):
@@ -74,8 +77,24 @@ def _to_categorical(y, num_classes=None, dtype="float32"):
     return out.reshape(shape + (n,))
 
 
-utils = types.SimpleNamespace(to_categorical=_to_categorical)
-utils.__doc__ = "Keras' data utilities: gt.keras.utils.to_categorical(labels, num_classes)."
+def _unpack(data):
+    from .keras_training import unpack_x_y_sample_weight
+    return unpack_x_y_sample_weight(data)
+
+
+def _pack(x, y=None, sample_weight=None):
+    from .keras_training import pack_x_y_sample_weight
+    return pack_x_y_sample_weight(x, y, sample_weight)
+
+
+utils = types.SimpleNamespace(to_categorical=_to_categorical, Sequence=Sequence,
+                              PyDataset=Sequence, unpack_x_y_sample_weight=_unpack,
+                              pack_x_y_sample_weight=_pack)
+utils.__doc__ = ("Keras' data utilities: gt.keras.utils.to_categorical(labels, num_classes), "
+                 "Sequence, unpack_x_y_sample_weight.")
+
+models = types.SimpleNamespace(Sequential=Sequential, Model=Model)
+models.__doc__ = "Keras' model classes: gt.keras.models.Sequential, gt.keras.models.Model."
 
 
 def _clear_session():

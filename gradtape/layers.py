@@ -26,6 +26,7 @@ import threading
 import numpy as np
 
 from . import initializers as _init
+from . import keras_graph as _kg
 from . import nest as _nest
 from .backend import current_device, device_scope
 from .dtypes import np_dtype
@@ -33,6 +34,7 @@ from .ops import core as _core
 from .ops import linalg as _la
 from .ops import math as _m
 from .ops import shape as _sh
+from .keras_training import TrainingMixin
 from .tensor import Tensor, Variable, convert_to_tensor
 
 __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv1D", "Conv2D",
@@ -44,7 +46,7 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "Conv2DTranspose", "UpSampling2D", "ZeroPadding2D", "Cropping2D", "Concatenate",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Lambda",
            "RepeatVector", "Permute", "Rescaling", "GaussianNoise", "TimeDistributed",
-           "Bidirectional", "MultiHeadAttention"]
+           "Bidirectional", "MultiHeadAttention", "Input", "InputLayer"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -388,10 +390,21 @@ class Layer(Module):
     #: Cast numeric inputs to the layer's dtype.
     autocast = True
 
+    #: Weights that take a ``<name>_regularizer=`` argument.
+    _REGULARIZABLE = ()
+
     def __init__(self, name=None, trainable=True, dtype=None, **kwargs):
-        for key in kwargs:
-            if key not in ("input_shape", "input_dim", "batch_input_shape", "autocast"):
+        regs = {}
+        for key in list(kwargs):
+            if key.endswith("_regularizer") and key[:-12] in self._REGULARIZABLE:
+                value = kwargs.pop(key)
+                if value is not None:
+                    from .regularizers import get as _get_regularizer
+                    regs[key[:-12]] = _get_regularizer(value)
+            elif key not in ("input_shape", "input_dim", "batch_input_shape", "autocast"):
                 raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
+        if regs:
+            self._regularizers = regs
         super().__init__(name=name)
         self._trainable = bool(trainable)
         dt = np.dtype(np.float32) if dtype is None else np_dtype(dtype)
@@ -415,7 +428,14 @@ class Layer(Module):
         self.input_spec = None
 
     _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape",
-                            "_generators"})
+                            "_generators", "_regularizers"})
+
+    @property
+    def losses(self) -> list:
+        """The current penalties of this layer's regularized weights and its sub-layers'
+        (``kernel_regularizer=`` and the like), as scalar tensors."""
+        from .regularizers import collect_losses
+        return collect_losses(self)
 
     def _seeded_generator(self, device):
         """The layer's own generator on ``device`` when it has a ``seed`` (each call draws
@@ -475,6 +495,11 @@ class Layer(Module):
                             f"got dtype {x.dtype.name}")
 
     def __call__(self, inputs, *args, training=None, **kwargs):
+        if type(inputs) is _KerasTensor or ((args or kwargs or type(inputs) in _STRUCTURES)
+                                            and _kg.has_symbols(inputs, args, kwargs)):
+            if training is not None:
+                kwargs["training"] = training
+            return _kg.symbolic_call(self, inputs, args, kwargs)
         stack = _training_stack()
         if training is None:
             training = stack[-1] if stack else False
@@ -513,6 +538,71 @@ class Layer(Module):
         return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype.name}
 
 
+_KerasTensor = _kg.KerasTensor
+_STRUCTURES = (list, tuple, dict)
+
+
+class InputLayer(Layer):
+    """The layer of a ``keras.Input``: where a functional model's inputs come from; first in
+    a Sequential, a way to give its input shape (``InputLayer(input_shape=(784,))``)."""
+
+    autocast = False
+    _UNTRACKED = Layer._UNTRACKED | {"output", "_input_dtype"}
+
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None,
+                 batch_shape=None, shape=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"InputLayer: unexpected keyword argument {next(iter(kwargs))!r}")
+        if shape is not None and input_shape is None:
+            input_shape = shape
+        if batch_shape is not None:
+            full = _kg.dims(batch_shape, "InputLayer")
+        elif input_shape is not None:
+            if isinstance(input_shape, (int, np.integer)):
+                input_shape = (input_shape,)
+            full = (None if batch_size is None else int(batch_size),) + _kg.dims(
+                input_shape, "InputLayer")
+        else:
+            raise ValueError("InputLayer: give input_shape= (per example) or batch_shape=")
+        super().__init__(name=name if name is not None else _unique_name("input_layer"))
+        self._input_dtype = np.dtype(np.float32) if dtype is None else np.dtype(np_dtype(dtype))
+        self._build_input_shape = full
+        self.built = True
+        self.output = _KerasTensor(full, self._input_dtype, name=self.name, input_layer=self)
+
+    @property
+    def dtype(self):
+        from .dtypes import as_dtype
+        return as_dtype(self._input_dtype)
+
+    @property
+    def batch_shape(self):
+        return self._build_input_shape
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self):
+        return {**super().get_config(), "batch_shape": self._build_input_shape,
+                "dtype": self._input_dtype.name}
+
+
+Input = _kg.Input
+
+
+class TFOpLambda(Layer):
+    """A gradtape operator applied to symbolic tensors of a functional model (no weights)."""
+
+    autocast = False
+
+    def __init__(self, function, name=None):
+        super().__init__(name=name)
+        self.function = function
+
+    def call(self, inputs):
+        return self.function(inputs)
+
+
 def _shapes_of(structure):
     if isinstance(structure, Tensor):
         return tuple(structure._value.shape)
@@ -523,12 +613,95 @@ def _shapes_of(structure):
     return None
 
 
-class Model(Layer):
-    """A layer meant to be subclassed into a whole model (``keras.Model``): define the
-    sub-layers in ``__init__`` and the forward pass in ``call``. Inputs pass through as given
-    (no cast), since a model usually takes several."""
+class Model(TrainingMixin, Layer):
+    """A whole model (``keras.Model``), made in one of two ways:
+
+    * functional: ``Model(inputs, outputs)`` from ``keras.Input`` tensors and the layers
+      called on them (see :mod:`gradtape.keras_graph`);
+    * subclassed: define the sub-layers in ``__init__`` and the forward pass in ``call``.
+
+    Inputs pass through as given (no cast), since a model usually takes several. Either kind
+    trains with ``compile`` / ``fit`` / ``evaluate`` / ``predict`` (see
+    :mod:`gradtape.keras_training`) or with a hand-written GradientTape loop.
+    """
 
     autocast = False
+    _UNTRACKED = Layer._UNTRACKED | {"_graph", "inputs", "outputs"}
+
+    def __init__(self, *args, **kwargs):
+        inputs = kwargs.pop("inputs", None)
+        outputs = kwargs.pop("outputs", None)
+        if args:
+            if len(args) > 2 or inputs is not None or (len(args) == 2 and outputs is not None):
+                raise TypeError(f"{type(self).__name__}: expected Model(inputs, outputs, "
+                                f"name=...), got {len(args)} positional arguments")
+            inputs = args[0]
+            if len(args) == 2:
+                outputs = args[1]
+        super().__init__(**kwargs)
+        self._graph = None
+        if inputs is not None or outputs is not None:
+            graph = _kg.Graph(inputs, outputs, f"{type(self).__name__} '{self.name}'")
+            self._graph = graph
+            self.inputs = list(graph.flat_inputs)
+            self.outputs = list(graph.flat_outputs)
+            self.layers = graph.layers
+            self.built = True
+
+    def call(self, inputs, training=False):
+        graph = self.__dict__.get("_graph")
+        if graph is None:
+            raise NotImplementedError(f"{type(self).__name__} must implement call(inputs), or "
+                                      "be made as a functional Model(inputs, outputs)")
+        return graph.run(inputs, training)
+
+    @property
+    def output_names(self) -> list:
+        graph = self.__dict__.get("_graph")
+        return list(graph.output_names) if graph is not None else ["output_1"]
+
+    def _single(self, what):
+        items = self.__dict__.get(what + "s")
+        if items is None:
+            raise AttributeError(f"{type(self).__name__} '{self.name}' has no {what}s (only a "
+                                 "functional model has)")
+        return items[0] if len(items) == 1 else list(items)
+
+    @property
+    def input(self):
+        return self._single("input")
+
+    @property
+    def output(self):
+        return self._single("output")
+
+    @property
+    def input_shape(self):
+        x = self.input
+        return [tuple(t.shape) for t in x] if isinstance(x, list) else tuple(x.shape)
+
+    @property
+    def output_shape(self):
+        y = self.output
+        return [tuple(t.shape) for t in y] if isinstance(y, list) else tuple(y.shape)
+
+    def get_layer(self, name=None, index=None):
+        """A layer of the model by ``name`` or by position (``index``) in ``model.layers``."""
+        layers = self.__dict__.get("layers")
+        if layers is None:
+            layers = [m for m in self.submodules if isinstance(m, Layer)]
+        if index is not None:
+            if name is not None:
+                raise ValueError("get_layer: give name or index, not both")
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"get_layer: index {index} is out of range: the model has "
+                                 f"{len(layers)} layers")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"get_layer: no layer named {name!r} (the layers are "
+                         f"{[layer.name for layer in layers]})")
 
     def summary(self, print_fn=print) -> None:
         """Print each variable's path, shape and count."""
@@ -551,20 +724,42 @@ class Sequential(Model):
 
     _builds_on_call = False
 
+    _UNTRACKED = Model._UNTRACKED | {"_input_batch_shape", "_adding"}
+
     def __init__(self, layers=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.layers = []
-        for layer in layers or []:
-            self.add(layer)
-        first = self.layers[0] if self.layers else None
-        if isinstance(first, Layer) and first._build_input_shape is not None:
-            self.build(first._build_input_shape)
+        self._input_batch_shape = None
+        self._adding = True
+        try:
+            for layer in layers or []:
+                self.add(layer)
+        finally:
+            self._adding = False
+        if self._input_batch_shape is not None and self.layers:
+            self.build(self._input_batch_shape)
 
     def add(self, layer) -> None:
+        """Append a layer. A ``keras.Input`` or ``InputLayer`` first gives the input shape
+        (it is not listed in ``layers``); with a known input shape the model is built."""
+        if isinstance(layer, _KerasTensor) and layer._input_layer is not None:
+            layer = layer._input_layer
+        if isinstance(layer, InputLayer):
+            if self.layers:
+                raise ValueError(f"Sequential '{self.name}'.add: an Input must come first")
+            self._input_batch_shape = layer._build_input_shape
+            return
+        if isinstance(layer, _KerasTensor):
+            raise TypeError(f"Sequential '{self.name}'.add: expected a layer, got the symbolic "
+                            f"tensor {layer.name}")
         if not callable(layer):
             raise TypeError(f"Sequential '{self.name}'.add: expected a layer, got "
                             f"{type(layer).__name__}")
+        if not self.layers and self._input_batch_shape is None and isinstance(layer, Layer):
+            self._input_batch_shape = layer._build_input_shape
         self.layers.append(layer)
+        if not self.__dict__.get("_adding") and self._input_batch_shape is not None:
+            self.build(self._input_batch_shape)
 
     def pop(self):
         if not self.layers:
@@ -646,6 +841,8 @@ class Dense(Layer):
     Inputs of rank > 2 are contracted over their last axis.
     """
 
+    _REGULARIZABLE = ("kernel", "bias")
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -676,6 +873,8 @@ class Dense(Layer):
 
 class Conv2D(Layer):
     """2-D convolution over NHWC inputs, kernel ``(kh, kw, in_channels, filters)`` (TF layout)."""
+
+    _REGULARIZABLE = ("kernel", "bias")
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True,
@@ -730,6 +929,8 @@ class Conv1D(Layer):
     """1-D convolution over ``(batch, steps, channels)`` inputs, kernel ``(kernel_size,
     in_channels, filters)``; ``padding`` ``"valid"``, ``"same"`` or ``"causal"`` (zeros on
     the left only, so step t sees steps up to t)."""
+
+    _REGULARIZABLE = ("kernel", "bias")
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, activation=None, use_bias=True,
@@ -1108,6 +1309,8 @@ class Embedding(Layer):
     """Rows of an ``(input_dim, output_dim)`` table looked up by integer ids."""
 
     autocast = False
+
+    _REGULARIZABLE = ("embeddings",)
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
                  **kwargs):

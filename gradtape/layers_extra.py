@@ -108,6 +108,8 @@ class Conv2DTranspose(Layer):
     ``(kh, kw, filters, in_channels)`` as Keras'. Output sizes: ``in * stride`` with
     ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``."""
 
+    _REGULARIZABLE = ("kernel", "bias")
+
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",

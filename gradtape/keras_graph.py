@@ -1,0 +1,424 @@
+"""Keras' functional API: ``keras.Input`` makes a symbolic tensor, a layer called on symbolic
+tensors records a node of a graph, and ``keras.Model(inputs, outputs)`` runs that graph.
+
+    inputs = gt.keras.Input(shape=(784,))
+    h = gt.keras.layers.Dense(64, activation="relu")(inputs)
+    outputs = gt.keras.layers.Dense(10)(h)
+    model = gt.keras.Model(inputs, outputs)
+
+A layer called on symbolic tensors builds its weights, and learns the shape of what it
+returns, by running on zeros of the symbolic shapes (under no tape). A ``None`` size is taken
+as 2 in one run and 3 in a second: an output size that differs between the two is ``None``.
+Arithmetic on symbolic tensors (``+ - * / ** @``, unary ``-``, ``[...]``) records an op
+node; any other gradtape function of a symbolic tensor needs a ``keras.layers.Lambda``.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from . import nest as _nest
+from .dtypes import as_dtype, np_dtype
+
+__all__ = ["KerasTensor", "Input", "is_keras_tensor"]
+
+_SYMBOLIC = ("is a symbolic keras.Input (or a layer's output in a functional model): it has no "
+             "value. Call layers on it, use + - * / ** @ [] on it, or wrap other gradtape "
+             "functions in gt.keras.layers.Lambda")
+
+
+class KerasTensor:
+    """A symbolic tensor of a functional model: a shape (``None`` for an unknown size), a
+    dtype, and the node (layer call) that makes it."""
+
+    __slots__ = ("shape", "_np_dtype", "name", "_node", "_index", "_input_layer", "__weakref__")
+    __array_priority__ = 1000       # NumPy's binary operators defer to ours
+
+    def __init__(self, shape, dtype, name=None, node=None, index=0, input_layer=None):
+        from .tensor import TensorShape
+        self.shape = TensorShape(shape)
+        self._np_dtype = np.dtype(dtype)
+        self.name = name
+        self._node = node
+        self._index = index
+        self._input_layer = input_layer
+
+    @property
+    def dtype(self):
+        return as_dtype(self._np_dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    rank = ndim
+
+    @property
+    def node(self):
+        return self._node
+
+    def __repr__(self):
+        dims = ", ".join("None" if d is None else str(d) for d in self.shape)
+        trail = "," if len(self.shape) == 1 else ""
+        return (f"<KerasTensor shape=({dims}{trail}), dtype={self._np_dtype.name}, "
+                f"name={self.name}>")
+
+    # --- what a symbolic tensor cannot do -----------------------------------------------------
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"{self.name} {_SYMBOLIC}")
+
+    def __bool__(self):
+        raise TypeError(f"{self.name} {_SYMBOLIC}")
+
+    def __float__(self):
+        raise TypeError(f"{self.name} {_SYMBOLIC}")
+
+    def __len__(self):
+        if not self.shape or self.shape[0] is None:
+            raise TypeError(f"{self.name}: len() of a symbolic tensor of shape "
+                            f"{tuple(self.shape)} is unknown")
+        return int(self.shape[0])
+
+    def __iter__(self):
+        raise TypeError(f"{self.name}: a symbolic tensor cannot be iterated; index it "
+                        "(x[:, 0]) or use gt.keras.layers.Lambda")
+
+    def numpy(self):
+        raise TypeError(f"{self.name} {_SYMBOLIC}")
+
+    # --- operators record op nodes --------------------------------------------------------------
+    def __add__(self, other):
+        return _op("add", lambda a, b: a + b, self, other)
+
+    def __radd__(self, other):
+        return _op("add", lambda a, b: a + b, other, self)
+
+    def __sub__(self, other):
+        return _op("subtract", lambda a, b: a - b, self, other)
+
+    def __rsub__(self, other):
+        return _op("subtract", lambda a, b: a - b, other, self)
+
+    def __mul__(self, other):
+        return _op("multiply", lambda a, b: a * b, self, other)
+
+    def __rmul__(self, other):
+        return _op("multiply", lambda a, b: a * b, other, self)
+
+    def __truediv__(self, other):
+        return _op("truediv", lambda a, b: a / b, self, other)
+
+    def __rtruediv__(self, other):
+        return _op("truediv", lambda a, b: a / b, other, self)
+
+    def __pow__(self, other):
+        return _op("pow", lambda a, b: a ** b, self, other)
+
+    def __rpow__(self, other):
+        return _op("pow", lambda a, b: a ** b, other, self)
+
+    def __matmul__(self, other):
+        return _op("matmul", lambda a, b: a @ b, self, other)
+
+    def __rmatmul__(self, other):
+        return _op("matmul", lambda a, b: a @ b, other, self)
+
+    def __neg__(self):
+        return _op("negative", lambda a: -a, self)
+
+    def __abs__(self):
+        return _op("abs", abs, self)
+
+    def __getitem__(self, key):
+        return _op("getitem", lambda a: a[key], self)
+
+
+def is_keras_tensor(x) -> bool:
+    """True for a symbolic tensor of the functional API (``keras.Input`` and what layers
+    return when called on one)."""
+    return isinstance(x, KerasTensor)
+
+
+def _op(name, fn, *operands):
+    """Record ``fn(*operands)`` as a node of an op layer: its symbolic operands are the
+    layer's inputs, the others constants it holds."""
+    slots = [i for i, v in enumerate(operands) if isinstance(v, KerasTensor)]
+    symbols = [operands[i] for i in slots]
+
+    def call(inputs):
+        vals = list(operands)
+        for i, v in zip(slots, inputs):
+            vals[i] = v
+        return fn(*vals)
+    from .layers import TFOpLambda
+    layer = TFOpLambda(call, name=_unique(f"tf.{name}"))
+    return layer(symbols)
+
+
+def _unique(base):
+    from .layers import _unique_name
+    return _unique_name(base)
+
+
+# --- Input ------------------------------------------------------------------------------------
+
+def dims(shape, who):
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{who}: shape must be a tuple of sizes (None for unknown), got "
+                        f"{shape!r}") from None
+    out = []
+    for d in dims:
+        if d is None:
+            out.append(None)
+        elif isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0:
+            out.append(int(d))
+        else:
+            raise ValueError(f"{who}: every size must be an int >= 0 or None, got {shape!r}")
+    return tuple(out)
+
+
+def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tensor=None,
+          ragged=None, batch_shape=None, **kwargs):
+    """A symbolic input of a functional model: ``shape`` per example (the batch size is
+    ``batch_size``, None for any), or the whole ``batch_shape``; float32 unless ``dtype``."""
+    if kwargs:
+        raise TypeError(f"Input: unexpected keyword argument {next(iter(kwargs))!r}")
+    if sparse or ragged:
+        raise ValueError("Input: sparse and ragged inputs are not supported")
+    if tensor is not None:
+        raise ValueError("Input: tensor= is not supported (an Input has no value)")
+    if batch_shape is not None:
+        full = dims(batch_shape, "Input")
+        if not full:
+            raise ValueError("Input: batch_shape must include the batch axis")
+    else:
+        if shape is None:
+            raise ValueError("Input: give shape= (per example) or batch_shape=")
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        full = (None if batch_size is None else int(batch_size),) + dims(shape, "Input")
+    from .layers import InputLayer
+    return InputLayer(batch_shape=full, dtype=dtype, name=name).output
+
+
+# --- calling a layer on symbolic tensors --------------------------------------------------------
+
+class _Node:
+    """One call of a layer in a functional graph: its arguments (``(inputs, args, kwargs)``
+    with the symbolic tensors in place) and the symbolic tensors it returned."""
+
+    __slots__ = ("layer", "structure", "flat", "symbols", "outputs", "fixed_training")
+
+    def __init__(self, layer, structure, flat, outputs, fixed_training):
+        self.layer = layer
+        self.structure = structure
+        self.flat = flat
+        self.symbols = [v for v in flat if isinstance(v, KerasTensor)]
+        self.outputs = outputs
+        self.fixed_training = fixed_training
+
+
+def has_symbols(inputs, args, kwargs) -> bool:
+    """Whether a layer call's arguments hold a symbolic tensor."""
+    if isinstance(inputs, KerasTensor):
+        return True
+    for part in (inputs, args, kwargs):
+        if part and isinstance(part, (list, tuple, dict)):
+            for v in _nest.flatten(part):
+                if isinstance(v, KerasTensor):
+                    return True
+    return False
+
+
+@contextlib.contextmanager
+def _paused_tapes():
+    from .registry import thread_state
+    with contextlib.ExitStack() as stack:
+        for tape in reversed(list(thread_state().tapes)):
+            stack.enter_context(tape.stop_recording())
+        yield
+
+
+def _probe(kt, fill):
+    from .ops.core import zeros
+    shape = tuple(fill if d is None else d for d in kt.shape)
+    return zeros(shape, dtype=kt._np_dtype)
+
+
+def symbolic_call(layer, inputs, args, kwargs):
+    """Call ``layer`` on arguments holding symbolic tensors: build it, learn its output
+    shapes on zeros, and return symbolic outputs made by a new node."""
+    from .layers import Layer
+    from .tensor import Tensor
+    structure = (inputs, tuple(args), dict(kwargs))
+    flat = _nest.flatten(structure)
+    symbols = [v for v in flat if isinstance(v, KerasTensor)]
+    unknown = any(d is None for s in symbols for d in s.shape)
+    fixed_training = "training" in kwargs
+    runs = []
+    for fill in ((2, 3) if unknown else (2,)):
+        concrete = [_probe(v, fill) if isinstance(v, KerasTensor) else v for v in flat]
+        ci, ca, ck = _nest.pack_sequence_as(structure, concrete)
+        ck.setdefault("training", False)
+        try:
+            with _paused_tapes():
+                out = Layer.__call__(layer, ci, *ca, **ck)
+        except Exception as exc:
+            shapes = ", ".join(f"{s.name}: {tuple(s.shape)}" for s in symbols)
+            if fill == 3:
+                raise ValueError(f"{type(layer).__name__} layer '{layer.name}' called on "
+                                 f"symbolic inputs ({shapes}): it needs a size that is None "
+                                 f"there; give the Input that size ({type(exc).__name__}: "
+                                 f"{exc})") from exc
+            raise
+        leaves = _nest.flatten(out)
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise TypeError(f"{type(layer).__name__} layer '{layer.name}' returned "
+                                f"{type(leaf).__name__}, not tensors: it cannot be used in a "
+                                "functional model")
+        runs.append((out, leaves))
+    out, leaves = runs[0]
+    shapes = [tuple(t.shape) for t in leaves]
+    if len(runs) == 2:
+        other = [tuple(t.shape) for t in runs[1][1]]
+        shapes = [tuple(a if a == b else None for a, b in zip(s, o)) if len(s) == len(o)
+                  else _rank_changed(layer, s, o) for s, o in zip(shapes, other)]
+    node = _Node(layer, structure, flat, None, fixed_training)
+    names = [layer.name] if len(leaves) == 1 else [f"{layer.name}/{i}"
+                                                   for i in range(len(leaves))]
+    outs = [KerasTensor(s, t._value.dtype, name=n, node=node, index=i)
+            for i, (s, t, n) in enumerate(zip(shapes, leaves, names))]
+    node.outputs = outs
+    return _nest.pack_sequence_as(out, outs) if _nest.is_nested(out) else outs[0]
+
+
+def _rank_changed(layer, a, b):
+    raise ValueError(f"{type(layer).__name__} layer '{layer.name}': the rank of its output "
+                     f"depends on an unknown input size ({a} against {b})")
+
+
+# --- the graph of a functional model ----------------------------------------------------------
+
+class Graph:
+    """The nodes between a functional model's inputs and outputs, in an order that runs
+    each after the nodes it reads."""
+
+    def __init__(self, inputs, outputs, who):
+        self.who = who
+        if inputs is None or outputs is None:
+            raise ValueError(f"{who}: a functional model needs both inputs= and outputs=")
+        self.inputs = inputs
+        self.outputs = outputs
+        self.flat_inputs = _nest.flatten(inputs)
+        self.flat_outputs = _nest.flatten(outputs)
+        for kt in self.flat_inputs:
+            if not isinstance(kt, KerasTensor) or kt._input_layer is None:
+                raise TypeError(f"{who}: every input must be a keras.Input, got "
+                                f"{kt!r}")
+        for kt in self.flat_outputs:
+            if not isinstance(kt, KerasTensor):
+                raise TypeError(f"{who}: every output must be the symbolic result of a layer "
+                                f"called on keras.Input tensors, got {type(kt).__name__}")
+        if len({id(k) for k in self.flat_inputs}) != len(self.flat_inputs):
+            raise ValueError(f"{who}: an Input is listed twice among the inputs")
+        self.nodes = self._order()
+        self.input_layers = [kt._input_layer for kt in self.flat_inputs]
+        layers, seen = list(self.input_layers), {id(x) for x in self.input_layers}
+        for node in self.nodes:
+            if id(node.layer) not in seen:
+                seen.add(id(node.layer))
+                layers.append(node.layer)
+        self.layers = layers
+        if isinstance(outputs, dict):
+            self.output_names = list(_nest._sorted_keys(outputs))
+        else:
+            names = [kt._node.layer.name if kt._node is not None else kt.name
+                     for kt in self.flat_outputs]
+            self.output_names = names if len(set(names)) == len(names) else [
+                f"{n}_{i + 1}" for i, n in enumerate(names)]
+
+    def _order(self):
+        """Post-order of the nodes the outputs need (iterative: graphs may be deep)."""
+        allowed = {id(k) for k in self.flat_inputs}
+        order, done, active = [], set(), set()
+        stack = [(kt, False) for kt in reversed(self.flat_outputs)]
+        while stack:
+            kt, expanded = stack.pop()
+            node = kt._node
+            if node is None:
+                if id(kt) not in allowed:
+                    raise ValueError(
+                        f"{self.who}: graph disconnected: an output needs the Input "
+                        f"'{kt.name}' of shape {tuple(kt.shape)}, which is not among the "
+                        f"model's inputs ({', '.join(k.name for k in self.flat_inputs)})")
+                continue
+            if id(node) in done:
+                continue
+            if expanded:
+                active.discard(id(node))
+                done.add(id(node))
+                order.append(node)
+                continue
+            if id(node) in active:
+                continue
+            active.add(id(node))
+            stack.append((kt, True))
+            for parent in reversed(node.symbols):
+                stack.append((parent, False))
+        return order
+
+    def match_inputs(self, inputs):
+        """The user's inputs, one per Input (in :attr:`flat_inputs` order)."""
+        n = len(self.flat_inputs)
+        names = [kt.name for kt in self.flat_inputs]
+        if isinstance(inputs, dict):
+            if isinstance(self.inputs, dict):
+                keys = list(_nest._sorted_keys(self.inputs))
+            else:
+                keys = names
+            missing = [k for k in keys if k not in inputs]
+            if missing:
+                raise ValueError(f"{self.who}: the inputs lack {missing} (the model's inputs "
+                                 f"are {keys}; given {sorted(map(str, inputs))})")
+            return [inputs[k] for k in keys]
+        if n == 1:
+            if isinstance(inputs, (list, tuple)) and len(inputs) == 1 and not isinstance(
+                    inputs[0], (int, float)):
+                return [inputs[0]]
+            return [inputs]
+        flat = _nest.flatten(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if len(flat) != n:
+            raise ValueError(f"{self.who}: expects {n} inputs ({', '.join(names)}), got "
+                             f"{len(flat)}")
+        return flat
+
+    def run(self, inputs, training):
+        from .ops.core import cast
+        from .tensor import Tensor, convert_to_tensor
+        values = {}
+        for kt, x in zip(self.flat_inputs, self.match_inputs(inputs)):
+            if not isinstance(x, Tensor):
+                x = convert_to_tensor(x)
+            shape = tuple(x._value.shape)
+            if len(shape) != len(kt.shape) or any(
+                    d is not None and d != s for d, s in zip(kt.shape, shape)):
+                raise ValueError(f"{self.who}: input '{kt.name}' expects shape "
+                                 f"{tuple(kt.shape)}, got {shape}")
+            if x._value.dtype != kt._np_dtype:
+                x = cast(x, kt._np_dtype)
+            values[id(kt)] = x
+        for node in self.nodes:
+            concrete = [values[id(v)] if isinstance(v, KerasTensor) else v for v in node.flat]
+            ci, ca, ck = _nest.pack_sequence_as(node.structure, concrete)
+            if not node.fixed_training:
+                ck["training"] = training
+            out = node.layer(ci, *ca, **ck)
+            for kt, t in zip(node.outputs, _nest.flatten(out)):
+                values[id(kt)] = t
+        flat = [values[id(kt)] for kt in self.flat_outputs]
+        return _nest.pack_sequence_as(self.outputs, flat) if _nest.is_nested(
+            self.outputs) else flat[0]

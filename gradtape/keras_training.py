@@ -1,0 +1,841 @@
+"""Keras' built-in training loop on ``gt.keras.Model``: ``compile``, ``fit``, ``evaluate``,
+``predict`` and the ``*_on_batch`` calls, with Keras' semantics.
+
+    model.compile(optimizer="adam",
+                  loss=gt.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(x_train, y_train, batch_size=128, epochs=5, validation_split=0.1)
+    loss, acc = model.evaluate(x_test, y_test)
+
+Data: NumPy arrays or tensors (a list or dict of them for several inputs or outputs), a
+``gt.data.Dataset`` of ``(x, y)`` or ``(x, y, sample_weight)``, a
+``gt.keras.utils.Sequence``, or a Python generator (with ``steps_per_epoch``). A step is
+``train_step(data)``, which a subclass may override as in Keras (``compute_loss``,
+``compute_metrics``, ``compiled_loss``, ``compiled_metrics``, ``self.metrics``).
+
+Every step runs on the current device; a batch of NumPy arrays is uploaded once per array.
+Metrics accumulate on the device and are read (one host wait) at the end of each epoch, and
+otherwise only when a progress bar is redrawn or a user callback asks for batch logs.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from . import nest as _nest
+
+__all__ = ["TrainingMixin", "Sequence", "unpack_x_y_sample_weight",
+           "pack_x_y_sample_weight"]
+
+
+def unpack_x_y_sample_weight(data):
+    """``(x, y, sample_weight)`` from a batch: ``x``, ``(x,)``, ``(x, y)`` or
+    ``(x, y, sample_weight)``; what is missing is None."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError(f"a batch must be x, (x,), (x, y) or (x, y, sample_weight); got a tuple "
+                     f"of {len(data)}")
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The inverse of :func:`unpack_x_y_sample_weight`."""
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+class Sequence:
+    """Keras' ``utils.Sequence``: batches by index. Implement ``__len__`` (batches per epoch)
+    and ``__getitem__(i)`` (batch ``i``: ``(x, y)`` or ``(x, y, sample_weight)``);
+    ``on_epoch_end`` runs after every epoch."""
+
+    def __len__(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement __len__")
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
+
+    def on_epoch_end(self):
+        pass
+
+
+# --- data ----------------------------------------------------------------------------------
+
+def _is_array(v):
+    from .tensor import Tensor
+    return isinstance(v, (np.ndarray, Tensor)) or hasattr(v, "__array__") and not isinstance(
+        v, (list, tuple, dict))
+
+
+def _arrays(v):
+    """A structure of arrays: a list or tuple that holds no array, list or dict is one array
+    (``y=[0, 1, 1]``), as Keras reads it."""
+    from .tensor import Tensor
+    if v is None or isinstance(v, Tensor):
+        return v
+    if isinstance(v, dict):
+        return {k: _arrays(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        if any(_is_array(x) or isinstance(x, (list, tuple, dict)) for x in v):
+            if all(not _is_array(x) and isinstance(x, (list, tuple)) and not any(
+                    _is_array(e) or isinstance(e, (list, tuple, dict)) for e in x) for x in v):
+                return np.asarray(v)        # a nested list of numbers: one array
+            return type(v)(_arrays(x) for x in v)
+        return np.asarray(v)
+    return np.asarray(v)
+
+
+def _first_dim(a):
+    shape = a.shape
+    if len(shape) == 0:
+        raise ValueError(f"a data array must have a batch axis, got a scalar ({a!r})")
+    return int(shape[0])
+
+
+def _to_tensors(structure):
+    from .tensor import Tensor, convert_to_tensor
+    if structure is None:
+        return None
+    return _nest.map_structure(
+        lambda a: a if isinstance(a, Tensor) or a is None else convert_to_tensor(a), structure)
+
+
+class _ArrayData:
+    """Batches of in-memory arrays (NumPy or tensors), reshuffled every epoch."""
+
+    def __init__(self, x, y, sample_weight, batch_size, shuffle, who):
+        self.who = who
+        self.parts = (_arrays(x), _arrays(y), _arrays(sample_weight))
+        leaves = [a for part in self.parts if part is not None for a in _nest.flatten(part)]
+        if not leaves:
+            raise ValueError(f"{who}: no data given (x is None)")
+        sizes = [_first_dim(a) for a in leaves]
+        if len(set(sizes)) != 1:
+            names = ("x", "y", "sample_weight")
+            desc = "; ".join(f"{names[i]} sizes: "
+                             f"{', '.join(str(_first_dim(a)) for a in _nest.flatten(p))}"
+                             for i, p in enumerate(self.parts) if p is not None)
+            raise ValueError(f"{who}: data cardinality is ambiguous ({desc}); make sure all "
+                             "arrays contain the same number of samples")
+        self.n = sizes[0]
+        if batch_size is None:
+            batch_size = 32
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or \
+                batch_size <= 0:
+            raise ValueError(f"{who}: batch_size must be a positive int, got {batch_size!r}")
+        self.batch_size = int(batch_size)
+        if shuffle not in (True, False, "batch"):
+            raise ValueError(f"{who}: shuffle must be True, False or 'batch', got {shuffle!r}")
+        self.shuffle = shuffle
+        self._seed = None
+        if shuffle:
+            from .random import next_op_seed
+            seed = next_op_seed()
+            self._seed = list(seed) if seed is not None else [
+                np.random.SeedSequence().entropy]
+        self.epoch = 0
+
+    def __len__(self):
+        return math.ceil(self.n / self.batch_size)
+
+    def split(self, fraction):
+        """Keras' ``validation_split``: the last ``fraction`` of the samples (before any
+        shuffling) as validation data, the rest for training."""
+        cut = int(self.n * (1.0 - fraction))
+        if cut <= 0 or cut >= self.n:
+            raise ValueError(f"{self.who}: validation_split={fraction} leaves "
+                             f"{cut} training and {self.n - cut} validation samples of "
+                             f"{self.n}")
+
+        def take(part, sl):
+            return None if part is None else _nest.map_structure(lambda a: a[sl], part)
+        head = tuple(take(p, slice(0, cut)) for p in self.parts)
+        tail = tuple(take(p, slice(cut, None)) for p in self.parts)
+        return head, tail
+
+    def _take(self, part, sel):
+        from .tensor import Tensor
+        if part is None:
+            return None
+        if isinstance(sel, slice):
+            return _to_tensors(_nest.map_structure(lambda a: a[sel], part))
+
+        def gather(a):
+            if isinstance(a, Tensor):
+                from .ops.core import gather as _gather
+                from .tensor import constant
+                return _gather(a, constant(sel.astype(np.int64)))
+            return a[sel]
+        return _to_tensors(_nest.map_structure(gather, part))
+
+    def batches(self):
+        """One epoch of ``(x, y, sample_weight)`` batches of tensors."""
+        n, bs = self.n, self.batch_size
+        starts = list(range(0, n, bs))
+        order = None
+        if self.shuffle:
+            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+                [w & 0xFFFFFFFFFFFFFFFF for w in self._seed + [self.epoch]])))
+            if self.shuffle == "batch":
+                rng.shuffle(starts)
+            else:
+                order = rng.permutation(n)
+        self.epoch += 1
+        for s in starts:
+            sel = slice(s, min(s + bs, n)) if order is None else order[s:s + bs]
+            yield tuple(self._take(p, sel) for p in self.parts)
+
+
+class _StreamData:
+    """Batches from a Dataset (a new pass each epoch), a Sequence, or an iterator (one stream
+    over all epochs); ``steps`` caps the batches of an epoch."""
+
+    def __init__(self, source, steps, shuffle, who):
+        from .data import Dataset
+        self.who = who
+        self.source = source
+        self.steps = None if steps is None else int(steps)
+        self.kind = ("dataset" if isinstance(source, Dataset) else
+                     "sequence" if hasattr(source, "__getitem__") and hasattr(source, "__len__")
+                     else "iterator")
+        self.shuffle = bool(shuffle) if self.kind == "sequence" else False
+        self._stream = iter(source) if self.kind == "iterator" else None
+        self.exhausted = False
+        self._rng = None
+        if self.shuffle:
+            from .random import next_op_seed
+            seed = next_op_seed()
+            self._rng = np.random.default_rng(list(seed) if seed is not None else None)
+
+    def __len__(self):
+        if self.steps is not None:
+            return self.steps
+        if self.kind == "sequence":
+            return len(self.source)
+        if self.kind == "dataset":
+            n = self.source.cardinality()
+            n = int(n.numpy() if hasattr(n, "numpy") else n)
+            return n if n >= 0 else None
+        return None
+
+    def _elements(self):
+        if self.kind == "sequence":
+            order = np.arange(len(self.source))
+            if self.shuffle:
+                self._rng.shuffle(order)
+            return (self.source[int(i)] for i in order)
+        if self.kind == "dataset":
+            if self.steps is not None:
+                if self._stream is None:
+                    self._stream = iter(self.source)
+                return self._stream
+            return iter(self.source)
+        return self._stream
+
+    def batches(self):
+        taken = 0
+        it = self._elements()
+        while self.steps is None or taken < self.steps:
+            try:
+                data = next(it)
+            except StopIteration:
+                if self.kind == "dataset" and self.steps is not None:
+                    self._stream = None
+                if self.steps is not None or self.kind == "iterator":
+                    if taken < (self.steps or 1):
+                        self.exhausted = True
+                        warnings.warn(f"{self.who}: the input ran out of data after {taken} "
+                                      f"batches of this epoch; training stops (give "
+                                      f"steps_per_epoch that the data can supply, or "
+                                      f"repeat() the dataset)", UserWarning, stacklevel=4)
+                break
+            taken += 1
+            x, y, sw = unpack_x_y_sample_weight(data)
+            yield _to_tensors(_arrays(x)), _to_tensors(_arrays(y)), _to_tensors(
+                _arrays(sw))
+        if self.kind == "sequence" and hasattr(self.source, "on_epoch_end"):
+            self.source.on_epoch_end()
+
+
+def _adapter(x, y, sample_weight, batch_size, shuffle, steps, who):
+    from .data import Dataset
+    if isinstance(x, Dataset) or (x is not None and not _is_array(x) and not isinstance(
+            x, (list, tuple, dict)) and (hasattr(x, "__next__") or hasattr(
+                x, "__getitem__") and hasattr(x, "__len__"))):
+        if y is not None:
+            raise ValueError(f"{who}: y must be None when x is a dataset, generator or "
+                             "Sequence (it yields (x, y) itself)")
+        if sample_weight is not None:
+            raise ValueError(f"{who}: sample_weight must be None when x is a dataset, "
+                             "generator or Sequence (yield (x, y, sample_weight) instead)")
+        if batch_size is not None:
+            raise ValueError(f"{who}: batch_size must be None when x is a dataset, generator "
+                             "or Sequence (it makes its own batches)")
+        return _StreamData(x, steps, shuffle, who)
+    data = _ArrayData(x, y, sample_weight, batch_size, shuffle, who)
+    return data
+
+
+def _limited(adapter, steps):
+    """An epoch of ``adapter``'s batches, at most ``steps`` of them."""
+    for i, batch in enumerate(adapter.batches()):
+        if steps is not None and i >= steps:
+            break
+        yield batch
+
+
+def _floats(logs):
+    from .callbacks import _floats as f
+    return f(logs)
+
+
+# --- compiled losses and metrics -------------------------------------------------------------
+
+def _align(y_true, y_pred, names, who):
+    """``[(y_true_i, y_pred_i)]`` per model output."""
+    preds = _nest.flatten(y_pred)
+    if len(preds) == 1:
+        if isinstance(y_true, (list, tuple)) and len(y_true) == 1 and _is_array(y_true[0]):
+            y_true = y_true[0]
+        if isinstance(y_true, dict) and len(y_true) == 1:
+            y_true = next(iter(y_true.values()))
+        return [(y_true, preds[0])]
+    if isinstance(y_true, dict):
+        unknown = sorted(set(map(str, y_true)) - set(names))
+        if unknown:
+            raise ValueError(f"{who}: y has keys {unknown} that are not outputs of the model "
+                             f"(the outputs are {names})")
+        return [(y_true.get(n), p) for n, p in zip(names, preds)]
+    trues = [None] * len(preds) if y_true is None else _nest.flatten(y_true)
+    if len(trues) != len(preds):
+        raise ValueError(f"{who}: the model has {len(preds)} outputs ({names}) but y has "
+                         f"{len(trues)} arrays")
+    return list(zip(trues, preds))
+
+
+def _per_output(spec, names, what):
+    """One entry per output from a single value (shared), a list, or a dict by name."""
+    if isinstance(spec, dict):
+        unknown = sorted(set(map(str, spec)) - set(names))
+        if unknown:
+            raise ValueError(f"compile: {what} names {unknown}, which are not outputs of the "
+                             f"model (the outputs are {names})")
+        return [spec.get(n) for n in names]
+    if isinstance(spec, (list, tuple)) and what == "loss":
+        if len(spec) != len(names):
+            raise ValueError(f"compile: {len(spec)} losses for {len(names)} outputs ({names})")
+        return list(spec)
+    return [spec] * len(names)
+
+
+def _loss_object(spec):
+    from . import losses
+    if spec is None:
+        return None
+    obj = losses.get(spec)
+    if isinstance(obj, losses.Loss):
+        return obj
+    return losses.LossFunctionWrapper(obj, name=getattr(obj, "__name__", "loss"))
+
+
+class LossesContainer:
+    """``model.compiled_loss``: the compiled loss of each output, weighted and summed, plus
+    the regularization losses; tracks the running mean loss (``loss``, and ``<output>_loss``
+    for each output of a multi-output model)."""
+
+    def __init__(self, loss, loss_weights, output_names):
+        from .metrics import Mean
+        self.names = list(output_names)
+        self._spec = loss
+        self._weights_spec = loss_weights
+        self.losses = None
+        self.weights = None
+        self.loss_tracker = Mean(name="loss")
+        self.output_trackers = []
+
+    def build(self, y_pred):
+        names = self.names
+        n = len(_nest.flatten(y_pred))
+        if len(names) != n:
+            names = self.names = ["output_1"] if n == 1 else [f"output_{i + 1}" for i in
+                                                               range(n)]
+        self.losses = [_loss_object(s) for s in _per_output(self._spec, names, "loss")]
+        w = self._weights_spec
+        if w is None:
+            self.weights = [1.0] * n
+        elif isinstance(w, dict):
+            self.weights = [float(v) if v is not None else 1.0
+                            for v in _per_output(w, names, "loss_weights")]
+        elif isinstance(w, (list, tuple)):
+            if len(w) != n:
+                raise ValueError(f"compile: {len(w)} loss_weights for {n} outputs ({names})")
+            self.weights = [float(v) for v in w]
+        else:
+            self.weights = [float(w)] * n
+        if n > 1:
+            from .metrics import Mean
+            self.output_trackers = [Mean(name=f"{name}_loss") if fn is not None else None
+                                    for name, fn in zip(names, self.losses)]
+
+    @property
+    def metrics(self):
+        return [self.loss_tracker] + [t for t in self.output_trackers if t is not None]
+
+    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
+        from .ops.core import cast
+        from .ops.math import add_n
+        if self.losses is None:
+            self.build(y_pred)
+        pairs = _align(y_true, y_pred, self.names, "loss")
+        sws = _per_sample_weights(sample_weight, self.names, len(pairs))
+        terms = []
+        batch = None
+        for i, ((yt, yp), fn, w) in enumerate(zip(pairs, self.losses, self.weights)):
+            if batch is None and len(yp.shape):
+                batch = int(yp.shape[0])
+            if fn is None or yt is None:
+                continue
+            value = fn(yt, yp, sample_weight=sws[i])
+            if self.output_trackers:
+                self.output_trackers[i].update_state(value, sample_weight=batch)
+            terms.append(value * w if w != 1.0 else value)
+        for reg in regularization_losses or ():
+            terms.append(reg)
+        if not terms:
+            raise ValueError("No loss to compute: give compile(loss=...), or add losses to the "
+                             "model's layers")
+        dtype = terms[0]._value.dtype
+        terms = [t if t._value.dtype == dtype else cast(t, dtype) for t in terms]
+        total = terms[0] if len(terms) == 1 else add_n(terms)
+        self.loss_tracker.update_state(total, sample_weight=batch)
+        return total
+
+    def reset_state(self):
+        for m in self.metrics:
+            m.reset_state()
+
+
+def _per_sample_weights(sample_weight, names, n):
+    if sample_weight is None:
+        return [None] * n
+    if isinstance(sample_weight, dict):
+        return [sample_weight.get(name) for name in names]
+    if isinstance(sample_weight, (list, tuple)) and n > 1:
+        if len(sample_weight) != n:
+            raise ValueError(f"sample_weight: {len(sample_weight)} arrays for {n} outputs")
+        return list(sample_weight)
+    return [sample_weight] * n
+
+
+def _metric_fn_for(name, y_true, y_pred):
+    """Keras' choice for ``"accuracy"`` and ``"crossentropy"`` from the shapes of the
+    labels and predictions."""
+    from . import losses
+    from . import metrics as M
+    t_shape = tuple(y_true.shape) if y_true is not None else ()
+    p_shape = tuple(y_pred.shape)
+    t_last = t_shape[-1] if t_shape else None
+    p_last = p_shape[-1] if p_shape else None
+    binary = p_last == 1
+    sparse = len(t_shape) < len(p_shape) or (t_last == 1 and p_last != 1)
+    if name in ("accuracy", "acc"):
+        return (M.binary_accuracy if binary else M.sparse_categorical_accuracy if sparse
+                else M.categorical_accuracy)
+    return (losses.binary_crossentropy if binary else losses.sparse_categorical_crossentropy
+            if sparse else losses.categorical_crossentropy)
+
+
+def _metric_object(spec, y_true, y_pred):
+    from . import metrics as M
+    if isinstance(spec, M.Metric):
+        return spec
+    if isinstance(spec, str):
+        if spec in ("accuracy", "acc", "crossentropy", "ce"):
+            return M.MeanMetricWrapper(_metric_fn_for(spec, y_true, y_pred), name=spec)
+        obj = M.get(spec)
+        if isinstance(obj, M.Metric):
+            return obj
+        return M.MeanMetricWrapper(obj, name=spec)
+    if callable(spec):
+        return M.MeanMetricWrapper(spec, name=getattr(spec, "__name__", "metric"))
+    raise TypeError(f"compile: cannot interpret {spec!r} as a metric")
+
+
+class MetricsContainer:
+    """``model.compiled_metrics``: the compiled metrics of each output (``metrics`` without
+    sample weights, ``weighted_metrics`` with them), built from the first batch."""
+
+    def __init__(self, metrics, weighted_metrics, output_names):
+        self.names = list(output_names)
+        self._spec = metrics
+        self._weighted_spec = weighted_metrics
+        self.per_output = None       # [[(metric, weighted)], ...]
+
+    def _specs(self, spec, n):
+        if spec is None:
+            return [[] for _ in range(n)]
+        if isinstance(spec, dict):
+            out = _per_output(spec, self.names, "metrics")
+            return [[] if s is None else list(s) if isinstance(s, (list, tuple)) else [s]
+                    for s in out]
+        if isinstance(spec, (list, tuple)):
+            if n > 1 and len(spec) == n and all(
+                    isinstance(s, (list, tuple)) or s is None for s in spec):
+                return [list(s or []) for s in spec]
+            return [list(spec) for _ in range(n)]
+        return [[spec] for _ in range(n)]
+
+    def build(self, y_true, y_pred):
+        from . import metrics as M
+        preds = _nest.flatten(y_pred)
+        n = len(preds)
+        if len(self.names) != n:
+            self.names = ["output_1"] if n == 1 else [f"output_{i + 1}" for i in range(n)]
+        pairs = _align(y_true, y_pred, self.names, "metrics")
+        plain, weighted = self._specs(self._spec, n), self._specs(self._weighted_spec, n)
+        seen = set()
+        self.per_output = []
+        for i, (yt, yp) in enumerate(pairs):
+            row = []
+            for specs, w in ((plain[i], False), (weighted[i], True)):
+                for s in specs:
+                    m = _metric_object(s, yt, yp)
+                    if id(m) in seen:
+                        raise ValueError(f"compile: the metric object {m.name!r} is given for "
+                                         "several outputs; give a name or one object per "
+                                         "output")
+                    seen.add(id(m))
+                    if n > 1:
+                        m.name = f"{self.names[i]}_{m.name}"
+                    elif w and isinstance(s, str):
+                        m.name = f"weighted_{m.name}"
+                    row.append((m, w))
+            self.per_output.append(row)
+        _ = M
+
+    @property
+    def metrics(self):
+        if self.per_output is None:
+            return []
+        return [m for row in self.per_output for m, _ in row]
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if self.per_output is None:
+            self.build(y_true, y_pred)
+        pairs = _align(y_true, y_pred, self.names, "metrics")
+        sws = _per_sample_weights(sample_weight, self.names, len(pairs))
+        for (yt, yp), row, sw in zip(pairs, self.per_output, sws):
+            if yt is None:
+                continue
+            for m, weighted in row:
+                m.update_state(yt, yp, sample_weight=sw if weighted else None)
+
+    def reset_state(self):
+        for m in self.metrics:
+            m.reset_state()
+
+
+# --- the training mixin ------------------------------------------------------------------------
+
+def _class_weights(class_weight, y, sw, who):
+    """``sample_weight`` times each sample's class weight (``y``: class ids, or one-hot)."""
+    from .ops.core import cast, gather
+    from .ops.math import argmax
+    from .tensor import constant
+    if isinstance(y, (list, tuple, dict)):
+        raise ValueError(f"{who}: class_weight is for models with one output")
+    keys = sorted(int(k) for k in class_weight)
+    if keys != list(range(len(keys))):
+        raise ValueError(f"{who}: class_weight must have the keys 0 .. n_classes - 1, got "
+                         f"{keys}")
+    table = constant(np.array([float(class_weight[k]) for k in keys], np.float32))
+    shape = tuple(y.shape)
+    if len(shape) >= 2 and shape[-1] > 1:
+        ids = argmax(y, axis=-1)
+    else:
+        ids = y if len(shape) == 1 else y[..., 0] if len(shape) == 2 else y
+        ids = cast(ids, np.int64)
+    w = gather(table, cast(ids, np.int64))
+    return w if sw is None else cast(sw, np.float32) * w
+
+
+class TrainingMixin:
+    """``compile`` / ``fit`` / ``evaluate`` / ``predict`` for :class:`gradtape.layers.Model`."""
+
+    # --- compile -----------------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
+                jit_compile=None, **kwargs):
+        """Set the optimizer (name or object; Keras' default ``"rmsprop"``), the loss (name,
+        Loss, function; a list or dict by output for several outputs), ``metrics`` and
+        ``weighted_metrics``. ``run_eagerly``, ``steps_per_execution`` and ``jit_compile``
+        are accepted for TF scripts: gradtape always runs eagerly."""
+        from . import optimizers
+        if kwargs:
+            raise TypeError(f"compile: unexpected keyword argument {next(iter(kwargs))!r}")
+        opt = optimizers.get(optimizer)
+        names = self.output_names
+        # build everything before assigning, so a bad argument changes nothing
+        loss_c = LossesContainer(loss, loss_weights, names)
+        metrics_c = MetricsContainer(metrics, weighted_metrics, names)
+        if loss is not None:
+            for spec in _per_output(loss, names, "loss") if isinstance(loss, (dict, list,
+                                                                                tuple)) else [loss]:
+                _loss_object(spec)
+        self.optimizer = opt
+        self.loss = loss
+        self.compiled_loss = loss_c
+        self.compiled_metrics = metrics_c
+        self.stop_training = False
+        self._is_compiled = True
+
+    def _require_compiled(self, who):
+        if not self.__dict__.get("_is_compiled"):
+            raise RuntimeError(f"{who}: you must compile the model before training or "
+                               "evaluating it: model.compile(optimizer, loss)")
+
+    @property
+    def metrics(self) -> list:
+        """The metrics that ``fit`` and ``evaluate`` report and reset: the loss tracker(s)
+        and the compiled metrics (after the first batch)."""
+        if not self.__dict__.get("_is_compiled"):
+            return []
+        return self.compiled_loss.metrics + self.compiled_metrics.metrics
+
+    @property
+    def metrics_names(self) -> list:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    # --- one step ---------------------------------------------------------------------------
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        """The compiled loss of ``y`` against ``y_pred`` plus the regularization losses."""
+        return self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Update the compiled metrics; return :meth:`get_metrics_result`."""
+        self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self) -> dict:
+        """``{name: current value}`` of :attr:`metrics` (tensors on the device)."""
+        return {m.name: m.result() for m in self.metrics}
+
+    def train_step(self, data):
+        """One optimizer step on a batch: forward under a tape, the compiled loss, the
+        gradients of the trainable variables, ``optimizer.apply_gradients``; returns the
+        metrics' values."""
+        from .tape import GradientTape
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        variables = self.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data):
+        """The loss and metrics of a batch (inference mode, no update)."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        y_pred = self(x, training=False)
+        self.compute_loss(x, y, y_pred, sample_weight)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data):
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    # --- loops -------------------------------------------------------------------------------
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1, **kwargs):
+        """Train for ``epochs`` epochs; returns the :class:`~gradtape.callbacks.History`
+        (``history.history["loss"]``, ``["val_loss"]``, one float per epoch)."""
+        from .callbacks import CallbackList
+        if kwargs:
+            raise TypeError(f"fit: unexpected keyword argument {next(iter(kwargs))!r}")
+        self._require_compiled("fit")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        if not 0.0 <= float(validation_split) < 1.0:
+            raise ValueError(f"fit: validation_split must be in [0, 1), got {validation_split}")
+        train = _adapter(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, "fit")
+        val = None
+        if validation_split and validation_data is None:
+            if not isinstance(train, _ArrayData):
+                raise ValueError("fit: validation_split needs array inputs; with a dataset, "
+                                 "generator or Sequence give validation_data")
+            (tx, ty, tsw), (vx, vy, vsw) = train.split(float(validation_split))
+            train = _adapter(tx, ty, tsw, batch_size, shuffle, steps_per_epoch, "fit")
+            val = _adapter(vx, vy, vsw, validation_batch_size or batch_size, False, None, "fit")
+        elif validation_data is not None:
+            val = self._validation_adapter(validation_data, validation_batch_size or batch_size,
+                                           validation_steps)
+        if class_weight is not None and not isinstance(class_weight, dict):
+            raise TypeError(f"fit: class_weight must be a dict {{class id: weight}}, got "
+                            f"{type(class_weight).__name__}")
+        steps = steps_per_epoch if steps_per_epoch is not None else len(train)
+        cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
+                           verbose=verbose, epochs=int(epochs), steps=steps)
+        freq = validation_freq
+        self.stop_training = False
+        self._fitting = True
+        logs = {}
+        try:
+            cbs.on_train_begin()
+            for epoch in range(int(initial_epoch), int(epochs)):
+                self.reset_metrics()
+                cbs.on_epoch_begin(epoch)
+                step_logs, ran = None, 0
+                for step, batch in enumerate(_limited(train, steps_per_epoch)):
+                    cbs.on_train_batch_begin(step)
+                    if class_weight is not None:
+                        bx, by, bsw = batch
+                        batch = (bx, by, _class_weights(class_weight, by, bsw, "fit"))
+                    step_logs = self.train_step(_packed(batch))
+                    ran += 1
+                    cbs.on_train_batch_end(step, step_logs)
+                    if self.stop_training:
+                        break
+                if ran == 0:
+                    if getattr(train, "exhausted", False):
+                        break
+                    raise ValueError("fit: the training data gave no batch (is it empty?)")
+                logs = _floats(step_logs)
+                if val is not None and (epoch + 1 in freq if isinstance(freq, (list, tuple,
+                                                                             set))
+                                        else (epoch + 1) % int(freq) == 0):
+                    val_logs = self._evaluate_loop(val, validation_steps, cbs)
+                    logs.update({"val_" + k: v for k, v in val_logs.items()})
+                cbs.on_epoch_end(epoch, logs)
+                if self.stop_training or getattr(train, "exhausted", False):
+                    break
+            cbs.on_train_end(logs)
+        finally:
+            self._fitting = False
+        return self.history
+
+    def _validation_adapter(self, data, batch_size, steps):
+        from .data import Dataset
+        if isinstance(data, Dataset) or not isinstance(data, (list, tuple)):
+            return _adapter(data, None, None, None, False, steps, "fit(validation_data)")
+        if len(data) not in (2, 3):
+            raise ValueError(f"fit: validation_data must be (x, y) or (x, y, sample_weight), "
+                             f"got a sequence of {len(data)}")
+        vx, vy = data[0], data[1]
+        vsw = data[2] if len(data) == 3 else None
+        return _adapter(vx, vy, vsw, batch_size, False, None, "fit(validation_data)")
+
+    def _evaluate_loop(self, data, steps, cbs):
+        self.reset_metrics()
+        cbs.on_test_begin()
+        step_logs = None
+        for step, batch in enumerate(_limited(data, steps)):
+            cbs.on_test_batch_begin(step)
+            step_logs = self.test_step(_packed(batch))
+            cbs.on_test_batch_end(step, step_logs)
+        if step_logs is None:
+            raise ValueError("evaluate: the data gave no batch (is it empty?)")
+        logs = _floats(step_logs)
+        cbs.on_test_end(logs)
+        return logs
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False, **kwargs):
+        """The loss and metrics over the data: a float when only the loss is tracked, else
+        the list in :attr:`metrics_names` order (or a dict with ``return_dict``)."""
+        from .callbacks import CallbackList
+        if kwargs:
+            raise TypeError(f"evaluate: unexpected keyword argument {next(iter(kwargs))!r}")
+        self._require_compiled("evaluate")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _adapter(x, y, sample_weight, batch_size, False, steps, "evaluate")
+        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
+                           epochs=1, steps=steps if steps is not None else len(data))
+        logs = self._evaluate_loop(data, steps, cbs)
+        if return_dict:
+            return logs
+        values = [logs[n] for n in self.metrics_names if n in logs]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None,
+                **kwargs):
+        """The model's outputs for every sample, as NumPy arrays (concatenated on the device,
+        copied to the host once)."""
+        from .callbacks import CallbackList
+        from .ops.shape import concat
+        if kwargs:
+            raise TypeError(f"predict: unexpected keyword argument {next(iter(kwargs))!r}")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _adapter(x, None, None, batch_size, False, steps, "predict")
+        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
+                           epochs=1, steps=steps if steps is not None else len(data))
+        cbs.on_predict_begin()
+        outs = []
+        for step, batch in enumerate(_limited(data, steps)):
+            cbs.on_predict_batch_begin(step)
+            out = self.predict_step(_packed((batch[0],)))
+            outs.append(out)
+            cbs.on_predict_batch_end(step, {"outputs": out})
+        cbs.on_predict_end()
+        if not outs:
+            raise ValueError("predict: the data gave no batch (is it empty?)")
+        flat = [_nest.flatten(o) for o in outs]
+        joined = [concat([f[i] for f in flat], axis=0).numpy() if len(flat) > 1 else
+                  flat[0][i].numpy() for i in range(len(flat[0]))]
+        return _nest.pack_sequence_as(outs[0], joined) if _nest.is_nested(outs[0]) else \
+            joined[0]
+
+    # --- single batches -----------------------------------------------------------------------
+    def _batch_result(self, logs, return_dict):
+        logs = _floats(logs)
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       reset_metrics=True, return_dict=False):
+        """One ``train_step`` on the given batch; the metrics as ``evaluate`` returns them."""
+        self._require_compiled("train_on_batch")
+        if reset_metrics:
+            self.reset_metrics()
+        x, y, sw = _to_tensors(_arrays(x)), _to_tensors(_arrays(y)), _to_tensors(
+            _arrays(sample_weight))
+        if class_weight is not None:
+            sw = _class_weights(class_weight, y, sw, "train_on_batch")
+        return self._batch_result(self.train_step(_packed((x, y, sw))), return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True,
+                      return_dict=False):
+        self._require_compiled("test_on_batch")
+        if reset_metrics:
+            self.reset_metrics()
+        batch = (_to_tensors(_arrays(x)), _to_tensors(_arrays(y)),
+                 _to_tensors(_arrays(sample_weight)))
+        return self._batch_result(self.test_step(_packed(batch)), return_dict)
+
+    def predict_on_batch(self, x):
+        out = self.predict_step(_packed((_to_tensors(_arrays(x)),)))
+        return _nest.map_structure(lambda t: t.numpy(), out)
+
+
+def _packed(batch):
+    x, y, sw = (tuple(batch) + (None, None))[:3]
+    return pack_x_y_sample_weight(x, y, sw)

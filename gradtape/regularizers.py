@@ -1,0 +1,117 @@
+"""Weight regularizers (``tf.keras.regularizers``): penalties on a layer's weights that
+``layer.losses`` lists and ``Model.fit`` adds to the loss.
+
+    layer = gt.keras.layers.Dense(64, kernel_regularizer=gt.keras.regularizers.L2(1e-4))
+    ...
+    loss = loss_fn(y, model(x)) + gt.add_n(model.losses)   # in a hand-written loop
+"""
+from __future__ import annotations
+
+from . import _config
+
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "collect_losses"]
+
+
+def _factor(value, what, who):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: {what} must be a number, got {value!r}") from None
+    if not v >= 0:
+        raise ValueError(f"{who}: {what} must be >= 0, got {value!r}")
+    return v
+
+
+class Regularizer(_config.Configurable):
+    """Base class: ``regularizer(weight)`` returns a scalar penalty."""
+
+    def __call__(self, x):
+        return 0.0
+
+
+class L1L2(Regularizer):
+    """``l1 * sum(|x|) + l2 * sum(x**2)``."""
+
+    def __init__(self, l1=0.0, l2=0.0):
+        self.l1 = _factor(l1, "l1", type(self).__name__)
+        self.l2 = _factor(l2, "l2", type(self).__name__)
+
+    def __call__(self, x):
+        from .ops.math import abs as _abs, square
+        from .ops.reduce import reduce_sum
+        out = None
+        if self.l1:
+            out = self.l1 * reduce_sum(_abs(x))
+        if self.l2:
+            term = self.l2 * reduce_sum(square(x))
+            out = term if out is None else out + term
+        if out is None:
+            from .ops.core import zeros
+            out = zeros((), dtype=x._value.dtype)
+        return out
+
+    def get_config(self):
+        return {"l1": self.l1, "l2": self.l2}
+
+
+class L1(L1L2):
+    """``l1 * sum(|x|)`` (Keras' default factor 0.01)."""
+
+    def __init__(self, l1=0.01):
+        super().__init__(l1=l1)
+
+    def get_config(self):
+        return {"l1": self.l1}
+
+
+class L2(L1L2):
+    """``l2 * sum(x**2)`` (Keras' default factor 0.01; no 1/2)."""
+
+    def __init__(self, l2=0.01):
+        super().__init__(l2=l2)
+
+    def get_config(self):
+        return {"l2": self.l2}
+
+
+l1 = L1
+l2 = L2
+
+
+def l1_l2(l1=0.01, l2=0.01):
+    return L1L2(l1=l1, l2=l2)
+
+
+_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": l1_l2, "L1": L1, "L2": L2, "L1L2": L1L2}
+
+
+def get(identifier):
+    """A regularizer from a name (``"l2"``), a config dict, a callable or None."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, str):
+        if identifier not in _BY_NAME:
+            raise ValueError(f"unknown regularizer {identifier!r}; known: "
+                             f"{', '.join(sorted(_BY_NAME))}")
+        return _BY_NAME[identifier]()
+    if isinstance(identifier, dict):
+        return _config.deserialize(identifier, {"L1": L1, "L2": L2, "L1L2": L1L2},
+                                   "regularizer", ["L1", "L2", "L1L2"])
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"cannot interpret {identifier!r} as a regularizer")
+
+
+def collect_losses(module):
+    """The penalties of every regularized weight of ``module`` and its sub-layers (each
+    weight once), computed now (so inside a tape they are differentiable)."""
+    from .layers import Module
+    out, seen = [], set()
+    for m in [module] + [s for s in module.submodules if isinstance(s, Module)]:
+        for attr, reg in (m.__dict__.get("_regularizers") or {}).items():
+            w = getattr(m, attr, None)
+            if w is None or id(w) in seen:
+                continue
+            seen.add(id(w))
+            out.append(reg(w))
+    return out
