@@ -226,7 +226,7 @@ def has_symbols(inputs, args, kwargs) -> bool:
     if isinstance(inputs, KerasTensor):
         return True
     for part in (inputs, args, kwargs):
-        if part and isinstance(part, (list, tuple, dict)):
+        if isinstance(part, (list, tuple, dict)) and part:
             for v in _nest.flatten(part):
                 if isinstance(v, KerasTensor):
                     return True
