@@ -251,7 +251,6 @@ def _probe(kt, fill):
 def symbolic_call(layer, inputs, args, kwargs):
     """Call ``layer`` on arguments holding symbolic tensors: build it, learn its output
     shapes on zeros, and return symbolic outputs made by a new node."""
-    from .layers import Layer
     from .tensor import Tensor
     structure = (inputs, tuple(args), dict(kwargs))
     flat = _nest.flatten(structure)
@@ -265,7 +264,7 @@ def symbolic_call(layer, inputs, args, kwargs):
         ck.setdefault("training", False)
         try:
             with _paused_tapes():
-                out = Layer.__call__(layer, ci, *ca, **ck)
+                out = layer(ci, *ca, **ck)
         except Exception as exc:
             shapes = ", ".join(f"{s.name}: {tuple(s.shape)}" for s in symbols)
             if fill == 3:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import initializers as _init
+from . import keras_graph as _kg
 from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _channels_last,
                      _kernel_options, _pair, _padding, _positive_int)
 from .ops import core as _core
@@ -254,6 +255,8 @@ class _Merge(Layer):
         return x
 
     def __call__(self, inputs, *args, **kwargs):
+        if _kg.has_symbols(inputs, args, kwargs):
+            return _kg.symbolic_call(self, inputs, args, kwargs)
         if not isinstance(inputs, (list, tuple)) or len(inputs) < self._min_inputs:
             raise ValueError(f"{type(self).__name__} layer '{self.name}': expects a list of at "
                              f"least {self._min_inputs} inputs, got {type(inputs).__name__}")
@@ -573,6 +576,9 @@ class MultiHeadAttention(Layer):
         return x
 
     def __call__(self, query, value=None, key=None, **kwargs):
+        if _kg.has_symbols(query, (value, key), kwargs):
+            args = (value,) if key is None else (value, key)
+            return _kg.symbolic_call(self, query, args, kwargs)
         if value is None:
             raise TypeError(f"MultiHeadAttention layer '{self.name}': call it with the query "
                             "and the value (mha(query, value) for cross-attention, "

@@ -96,7 +96,7 @@ def get(identifier):
         return _BY_NAME[identifier]()
     if isinstance(identifier, dict):
         return _config.deserialize(identifier, {"L1": L1, "L2": L2, "L1L2": L1L2},
-                                   "regularizer", ["L1", "L2", "L1L2"])
+                                   "regularizer", ["L1", "L2", "L1L2"], fold_case=False)
     if callable(identifier):
         return identifier
     raise TypeError(f"cannot interpret {identifier!r} as a regularizer")
