@@ -228,7 +228,9 @@ class ProgbarLogger(Callback):
     def _line(self, seen, logs, final):
         steps = self.params.get("steps")
         elapsed = time.perf_counter() - self._start
-        if steps:
+        if final and self._verbose() == 2:
+            head = f"{seen}/{steps}" if steps else f"{seen}"
+        elif steps:
             width = 30
             done = int(width * min(seen, steps) / steps)
             bar = "=" * max(done - 1, 0) + (">" if done < width else "=") + "." * (width - done)

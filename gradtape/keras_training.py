@@ -147,7 +147,8 @@ class _ArrayData:
                 np.random.SeedSequence().entropy]
         self.epoch = 0
 
-    def __len__(self):
+    def size(self):
+        """Batches per epoch."""
         return math.ceil(self.n / self.batch_size)
 
     def split(self, fraction):
@@ -174,7 +175,7 @@ class _ArrayData:
 
         def gather(a):
             if isinstance(a, Tensor):
-                from .ops.core import gather as _gather
+                from .ops.shape import gather as _gather
                 from .tensor import constant
                 return _gather(a, constant(sel.astype(np.int64)))
             return a[sel]
@@ -219,7 +220,8 @@ class _StreamData:
             seed = next_op_seed()
             self._rng = np.random.default_rng(list(seed) if seed is not None else None)
 
-    def __len__(self):
+    def size(self):
+        """Batches per epoch (None when unknown)."""
         if self.steps is not None:
             return self.steps
         if self.kind == "sequence":
@@ -498,14 +500,13 @@ class MetricsContainer:
         return [[spec] for _ in range(n)]
 
     def build(self, y_true, y_pred):
-        from . import metrics as M
         preds = _nest.flatten(y_pred)
         n = len(preds)
         if len(self.names) != n:
             self.names = ["output_1"] if n == 1 else [f"output_{i + 1}" for i in range(n)]
         pairs = _align(y_true, y_pred, self.names, "metrics")
         plain, weighted = self._specs(self._spec, n), self._specs(self._weighted_spec, n)
-        seen = set()
+        seen, names = set(), set()
         self.per_output = []
         for i, (yt, yp) in enumerate(pairs):
             row = []
@@ -519,11 +520,11 @@ class MetricsContainer:
                     seen.add(id(m))
                     if n > 1:
                         m.name = f"{self.names[i]}_{m.name}"
-                    elif w and isinstance(s, str):
+                    if w and m.name in names:          # as Keras: only to tell them apart
                         m.name = f"weighted_{m.name}"
+                    names.add(m.name)
                     row.append((m, w))
             self.per_output.append(row)
-        _ = M
 
     @property
     def metrics(self):
@@ -551,8 +552,9 @@ class MetricsContainer:
 
 def _class_weights(class_weight, y, sw, who):
     """``sample_weight`` times each sample's class weight (``y``: class ids, or one-hot)."""
-    from .ops.core import cast, gather
-    from .ops.math import argmax
+    from .ops.core import cast
+    from .ops.reduce import argmax
+    from .ops.shape import gather
     from .tensor import constant
     if isinstance(y, (list, tuple, dict)):
         raise ValueError(f"{who}: class_weight is for models with one output")
@@ -690,7 +692,7 @@ class TrainingMixin:
         if class_weight is not None and not isinstance(class_weight, dict):
             raise TypeError(f"fit: class_weight must be a dict {{class id: weight}}, got "
                             f"{type(class_weight).__name__}")
-        steps = steps_per_epoch if steps_per_epoch is not None else len(train)
+        steps = steps_per_epoch if steps_per_epoch is not None else train.size()
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
                            verbose=verbose, epochs=int(epochs), steps=steps)
         freq = validation_freq
@@ -767,7 +769,7 @@ class TrainingMixin:
         verbose = 1 if verbose == "auto" else int(verbose)
         data = _adapter(x, y, sample_weight, batch_size, False, steps, "evaluate")
         cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
-                           epochs=1, steps=steps if steps is not None else len(data))
+                           epochs=1, steps=steps if steps is not None else data.size())
         logs = self._evaluate_loop(data, steps, cbs)
         if return_dict:
             return logs
@@ -785,7 +787,7 @@ class TrainingMixin:
         verbose = 1 if verbose == "auto" else int(verbose)
         data = _adapter(x, None, None, batch_size, False, steps, "predict")
         cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
-                           epochs=1, steps=steps if steps is not None else len(data))
+                           epochs=1, steps=steps if steps is not None else data.size())
         cbs.on_predict_begin()
         outs = []
         for step, batch in enumerate(_limited(data, steps)):
