@@ -118,6 +118,17 @@ def test_mlp_example_learns_the_spirals():
     assert result["test_accuracy"] > 0.8
 
 
+def test_keras_fit_example_learns_the_spirals(capsys):
+    ex = load("keras_fit.py")
+    result = ex.train(epochs=25, hidden=32, points=100, batch=32, learning_rate=0.02,
+                      verbose=0)
+    losses = result["history"]["loss"]
+    assert len(losses) == 25 and losses[-1] < 0.25 * losses[0]
+    assert result["history"]["accuracy"][-1] > 0.9
+    assert result["test_accuracy"] > 0.8
+    assert capsys.readouterr().out == ""
+
+
 def test_cnn_example_learns_bar_orientations():
     ex = load("cnn.py")
     result = ex.train(data="bars", epochs=5, filters=4, n=400, verbose=False)
