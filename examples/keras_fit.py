@@ -3,7 +3,6 @@
 
     python examples/keras_fit.py [--epochs 60] [--hidden 64] [--points 300] [--device cpu]
 """
-import argparse
 import os
 import sys
 
@@ -12,7 +11,7 @@ import numpy as np
 import gradtape as gt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlp import spirals  # noqa: E402
+from mlp import run_from_command_line, spirals  # noqa: E402
 
 keras = gt.keras
 
@@ -50,16 +49,7 @@ def train(epochs=60, hidden=64, points=300, batch=64, learning_rate=0.01, seed=0
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=60)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--points", type=int, default=300, help="points per class")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default=None)
-    args = parser.parse_args(argv)
-    with gt.device(args.device or gt.backend.default_device()):
-        train(args.epochs, args.hidden, args.points, seed=args.seed)
-    return 0
+    return run_from_command_line(train, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -74,8 +74,10 @@ def train(epochs=60, hidden=64, points=300, batch=64, learning_rate=0.01, seed=0
     return result
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_from_command_line(train_fn, doc, argv=None):
+    """Parse ``--epochs --hidden --points --seed --device`` and call ``train_fn`` on the
+    chosen device (shared by the spiral examples)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=60)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--points", type=int, default=300, help="points per class")
@@ -83,8 +85,12 @@ def main(argv=None):
     parser.add_argument("--device", default=None)
     args = parser.parse_args(argv)
     with gt.device(args.device or gt.backend.default_device()):
-        train(args.epochs, args.hidden, args.points, seed=args.seed)
+        train_fn(args.epochs, args.hidden, args.points, seed=args.seed)
     return 0
+
+
+def main(argv=None):
+    return run_from_command_line(train, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import contextlib
 import numpy as np
 
 from . import nest as _nest
-from .dtypes import as_dtype, np_dtype
+from .dtypes import as_dtype
 
 __all__ = ["KerasTensor", "Input", "is_keras_tensor"]
 
