@@ -46,7 +46,11 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "Conv2DTranspose", "UpSampling2D", "ZeroPadding2D", "Cropping2D", "Concatenate",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Lambda",
            "RepeatVector", "Permute", "Rescaling", "GaussianNoise", "TimeDistributed",
-           "Bidirectional", "MultiHeadAttention", "Input", "InputLayer"]
+           "Bidirectional", "MultiHeadAttention", "Input", "InputLayer", "MaxPooling1D", "MaxPool1D",
+           "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
+           "GlobalMaxPooling1D", "GlobalMaxPool1D", "DepthwiseConv2D", "SeparableConv2D",
+           "SpatialDropout1D", "SpatialDropout2D", "GaussianDropout", "Normalization",
+           "Identity", "Dot", "Attention"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -390,8 +394,8 @@ class Layer(Module):
     #: Cast numeric inputs to the layer's dtype.
     autocast = True
 
-    #: Weights that take a ``<name>_regularizer=`` argument.
-    _REGULARIZABLE = ()
+    #: ``<prefix>_regularizer=`` arguments the layer takes: prefix -> weight attribute.
+    _REGULARIZABLE = {}
 
     def __init__(self, name=None, trainable=True, dtype=None, **kwargs):
         regs = {}
@@ -400,7 +404,7 @@ class Layer(Module):
                 value = kwargs.pop(key)
                 if value is not None:
                     from .regularizers import get as _get_regularizer
-                    regs[key[:-12]] = _get_regularizer(value)
+                    regs[self._REGULARIZABLE[key[:-12]]] = _get_regularizer(value)
             elif key not in ("input_shape", "input_dim", "batch_input_shape", "autocast"):
                 raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
         if regs:
@@ -841,7 +845,7 @@ class Dense(Layer):
     Inputs of rank > 2 are contracted over their last axis.
     """
 
-    _REGULARIZABLE = ("kernel", "bias")
+    _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, **kwargs):
@@ -874,7 +878,7 @@ class Dense(Layer):
 class Conv2D(Layer):
     """2-D convolution over NHWC inputs, kernel ``(kh, kw, in_channels, filters)`` (TF layout)."""
 
-    _REGULARIZABLE = ("kernel", "bias")
+    _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True,
@@ -930,7 +934,7 @@ class Conv1D(Layer):
     in_channels, filters)``; ``padding`` ``"valid"``, ``"same"`` or ``"causal"`` (zeros on
     the left only, so step t sees steps up to t)."""
 
-    _REGULARIZABLE = ("kernel", "bias")
+    _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, activation=None, use_bias=True,
@@ -1040,6 +1044,7 @@ AvgPool2D = AveragePooling2D
 
 class _GlobalPool2D(Layer):
     _reduce = None
+    _ndim = 4
 
     def __init__(self, data_format=None, keepdims=False, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -1048,11 +1053,13 @@ class _GlobalPool2D(Layer):
                              f"'channels_first', got {data_format!r}")
         self.data_format = data_format or "channels_last"
         self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=4)
+        self.input_spec = InputSpec(ndim=self._ndim)
 
     def call(self, inputs):
         from .ops import reduce as _red
-        axes = [1, 2] if self.data_format == "channels_last" else [2, 3]
+        nd = self._ndim
+        axes = list(range(1, nd - 1)) if self.data_format == "channels_last" else list(
+            range(2, nd))
         return getattr(_red, self._reduce)(inputs, axis=axes, keepdims=self.keepdims)
 
     def get_config(self):
@@ -1310,7 +1317,7 @@ class Embedding(Layer):
 
     autocast = False
 
-    _REGULARIZABLE = ("embeddings",)
+    _REGULARIZABLE = {"embeddings": "embeddings"}
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
                  **kwargs):
@@ -1355,4 +1362,8 @@ from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # n
                            UpSampling2D, ZeroPadding2D, Cropping2D, Concatenate, Add, Subtract,
                            Multiply, Average, Maximum, Minimum, Lambda, RepeatVector, Permute,
                            Rescaling, GaussianNoise, TimeDistributed, Bidirectional,
-                           MultiHeadAttention)
+                           MultiHeadAttention, MaxPooling1D, MaxPool1D, AveragePooling1D,
+                           AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D,
+                           GlobalMaxPooling1D, GlobalMaxPool1D, DepthwiseConv2D,
+                           SeparableConv2D, SpatialDropout1D, SpatialDropout2D,
+                           GaussianDropout, Normalization, Identity, Dot, Attention)

@@ -7,8 +7,9 @@ import numpy as np
 
 from . import initializers as _init
 from . import keras_graph as _kg
-from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _channels_last,
-                     _kernel_options, _pair, _padding, _positive_int)
+from .layers import (Dropout, InputSpec, Layer, _GlobalPool2D, _activation_name,
+                     _bias_activation, _channels_last, _kernel_options, _pair, _padding,
+                     _positive_int)
 from .ops import core as _core
 from .ops import math as _m
 from .ops import shape as _sh
@@ -109,7 +110,7 @@ class Conv2DTranspose(Layer):
     ``(kh, kw, filters, in_channels)`` as Keras'. Output sizes: ``in * stride`` with
     ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``."""
 
-    _REGULARIZABLE = ("kernel", "bias")
+    _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
@@ -674,3 +675,489 @@ class MultiHeadAttention(Layer):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
                 "use_bias": self.use_bias}
+
+
+# --- 1-D pooling ----------------------------------------------------------------------------
+
+class _Pool1D(Layer):
+    _op = None
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        who = type(self).__name__
+        _channels_last(data_format, who, "NWC")
+        self.pool_size = _one(pool_size, "pool_size", who)
+        self.strides = self.pool_size if strides is None else _one(strides, "strides", who)
+        self.padding = _padding(padding, who)
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs):
+        from . import nn
+        if self.padding == "valid" and inputs._value.shape[1] < self.pool_size:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': input of shape "
+                             f"{tuple(inputs._value.shape)} is shorter than the pool "
+                             f"{self.pool_size} with padding 'valid'")
+        return getattr(nn, self._op)(inputs, self.pool_size, self.strides,
+                                     self.padding.upper())
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": (self.pool_size,),
+                "strides": (self.strides,), "padding": self.padding}
+
+
+def _one(value, what, who):
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    return _positive_int(value, what, who)
+
+
+class MaxPooling1D(_Pool1D):
+    """Maximum over ``pool_size`` steps of ``(batch, steps, channels)`` inputs."""
+
+    _op = "max_pool1d"
+
+
+class AveragePooling1D(_Pool1D):
+    """Mean over ``pool_size`` steps of ``(batch, steps, channels)`` inputs."""
+
+    _op = "avg_pool1d"
+
+
+MaxPool1D = MaxPooling1D
+AvgPool1D = AveragePooling1D
+
+
+class GlobalAveragePooling1D(_GlobalPool2D):
+    """The mean over the steps of ``(batch, steps, channels)`` inputs."""
+
+    _reduce = "reduce_mean"
+    _ndim = 3
+
+
+class GlobalMaxPooling1D(_GlobalPool2D):
+    """The maximum over the steps of ``(batch, steps, channels)`` inputs."""
+
+    _reduce = "reduce_max"
+    _ndim = 3
+
+
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalMaxPool1D = GlobalMaxPooling1D
+
+
+# --- depthwise and separable convolutions -----------------------------------------------------
+
+class DepthwiseConv2D(Layer):
+    """Each input channel convolved with ``depth_multiplier`` filters of its own
+    (``gt.nn.depthwise_conv2d``): kernel ``depthwise_kernel`` ``(kh, kw, channels,
+    depth_multiplier)``, ``channels * depth_multiplier`` outputs."""
+
+    _REGULARIZABLE = {"depthwise": "depthwise_kernel", "bias": "bias"}
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        who = type(self).__name__
+        _channels_last(data_format, who)
+        self.kernel_size = _pair(kernel_size, "kernel_size", who)
+        self.strides = _pair(strides, "strides", who)
+        self.padding = _padding(padding, who)
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate", who)
+        self.depth_multiplier = _positive_int(depth_multiplier, "depth_multiplier", who)
+        if min(self.kernel_size + self.strides + self.dilation_rate) <= 0:
+            raise ValueError(f"{who}: kernel_size, strides and dilation_rate must be positive")
+        _kernel_options(self, activation, use_bias, depthwise_initializer, bias_initializer)
+        self.input_spec = InputSpec(ndim=4)
+
+    def _depthwise(self, in_ch):
+        return self.add_weight("depthwise_kernel",
+                               self.kernel_size + (in_ch, self.depth_multiplier),
+                               self.kernel_initializer)
+
+    def build(self, input_shape):
+        in_ch = int(input_shape[-1])
+        self.depthwise_kernel = self._depthwise(in_ch)
+        self.bias = self.add_weight("bias", (in_ch * self.depth_multiplier,),
+                                    self.bias_initializer) if self.use_bias else None
+        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+
+    def call(self, inputs):
+        from . import nn
+        y = nn.depthwise_conv2d(inputs, self.depthwise_kernel, self.strides,
+                                self.padding.upper(), dilations=self.dilation_rate)
+        return _bias_activation(self, y)
+
+    def get_config(self):
+        return {**super().get_config(), "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding,
+                "depth_multiplier": self.depth_multiplier,
+                "dilation_rate": self.dilation_rate,
+                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+
+
+class SeparableConv2D(DepthwiseConv2D):
+    """A depthwise convolution then a 1x1 convolution to ``filters`` channels
+    (``gt.nn.separable_conv2d``): weights ``depthwise_kernel`` ``(kh, kw, channels,
+    depth_multiplier)``, ``pointwise_kernel`` ``(1, 1, channels * depth_multiplier, filters)``,
+    ``bias`` ``(filters,)``."""
+
+    _REGULARIZABLE = {"depthwise": "depthwise_kernel", "pointwise": "pointwise_kernel",
+                      "bias": "bias"}
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", name=None, **kwargs):
+        super().__init__(kernel_size, strides=strides, padding=padding,
+                         depth_multiplier=depth_multiplier, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         depthwise_initializer=depthwise_initializer,
+                         bias_initializer=bias_initializer, name=name, **kwargs)
+        self.filters = _positive_int(filters, "filters", "SeparableConv2D")
+        self.pointwise_initializer = _init.get(pointwise_initializer)
+
+    def build(self, input_shape):
+        in_ch = int(input_shape[-1])
+        self.depthwise_kernel = self._depthwise(in_ch)
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel", (1, 1, in_ch * self.depth_multiplier, self.filters),
+            self.pointwise_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+
+    def call(self, inputs):
+        from . import nn
+        y = nn.separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel,
+                                self.strides, self.padding.upper(),
+                                dilations=self.dilation_rate)
+        return _bias_activation(self, y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters}
+
+
+# --- noise ------------------------------------------------------------------------------------
+
+class _SpatialDropout(Dropout):
+    """Dropout of whole feature maps: one draw per example and channel."""
+
+    _ndim = None
+
+    def __init__(self, rate, data_format=None, seed=None, name=None, **kwargs):
+        super().__init__(rate, seed=seed, name=name, **kwargs)
+        _channels_last(data_format, type(self).__name__)
+        self.input_spec = InputSpec(ndim=self._ndim)
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0:
+            return inputs
+        from . import nn
+        shape = inputs._value.shape
+        return nn.dropout(inputs, rate=self.rate,
+                          noise_shape=(shape[0],) + (1,) * (len(shape) - 2) + (shape[-1],),
+                          rng=self._seeded_generator(inputs._device))
+
+
+class SpatialDropout1D(_SpatialDropout):
+    """Dropout of whole channels of ``(batch, steps, channels)`` inputs."""
+
+    _ndim = 3
+
+
+class SpatialDropout2D(_SpatialDropout):
+    """Dropout of whole channels of NHWC inputs."""
+
+    _ndim = 4
+
+
+class GaussianDropout(Layer):
+    """Multiply by normal noise of mean 1 and standard deviation ``sqrt(rate / (1 -
+    rate))`` when training; the identity otherwise."""
+
+    autocast = False
+
+    def __init__(self, rate, seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"GaussianDropout: rate must be a float in [0, 1), got {rate!r}")
+        self.rate = float(rate)
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0:
+            return inputs
+        from . import random
+        std = (self.rate / (1.0 - self.rate)) ** 0.5
+        shape, dtype = tuple(inputs._value.shape), inputs._value.dtype
+        gen = self._seeded_generator(inputs._device)
+        noise = (gen.normal(shape, mean=1.0, stddev=std, dtype=dtype) if gen is not None
+                 else random.normal(shape, mean=1.0, stddev=std, dtype=dtype))
+        return inputs * noise
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+
+
+# --- preprocessing and plumbing ----------------------------------------------------------------
+
+class Normalization(Layer):
+    """``(x - mean) / sqrt(variance)`` per feature along ``axis`` (``invert=True``: the
+    inverse), with the statistics given or learned by :meth:`adapt` from data, as Keras'
+    ``Normalization``. They are non-trainable weights ``mean`` and ``variance``."""
+
+    _UNTRACKED = Layer._UNTRACKED | {"_given"}
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if axis is None:
+            self.axis = ()
+        else:
+            self.axis = (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(
+                int(a) for a in axis)
+        if (mean is None) != (variance is None):
+            raise ValueError("Normalization: give both mean and variance, or neither (and "
+                             "call adapt)")
+        self._given = None if mean is None else (np.asarray(mean, np.float64),
+                                                  np.asarray(variance, np.float64))
+        self.invert = bool(invert)
+        self.mean = None
+        self.variance = None
+
+    def _kept(self, ndim):
+        kept = []
+        for a in self.axis:
+            if not -ndim <= a < ndim:
+                raise ValueError(f"Normalization layer '{self.name}': axis {a} is out of range "
+                                 f"for inputs of rank {ndim}")
+            kept.append(a % ndim)
+        if 0 in kept:
+            raise ValueError(f"Normalization layer '{self.name}': the batch axis cannot be "
+                             "kept")
+        return sorted(kept)
+
+    def _stat_shape(self, shape):
+        kept = self._kept(len(shape))
+        return tuple(int(shape[a]) if a in kept else 1 for a in range(len(shape)))[1:]
+
+    def build(self, input_shape):
+        shape = self._stat_shape(input_shape)
+        self.mean = self.add_weight("mean", shape, "zeros", trainable=False)
+        self.variance = self.add_weight("variance", shape, "ones", trainable=False)
+        if self._given is not None:
+            mean, var = self._given
+            try:
+                self.mean.assign(np.broadcast_to(mean, shape).astype(self._dtype))
+                self.variance.assign(np.broadcast_to(var, shape).astype(self._dtype))
+            except ValueError:
+                raise ValueError(f"Normalization layer '{self.name}': mean of shape "
+                                 f"{mean.shape} and variance of shape {var.shape} do not "
+                                 f"broadcast to the statistics' shape {shape}") from None
+
+    def adapt(self, data, batch_size=None, steps=None):
+        """Set ``mean`` and ``variance`` from ``data`` (an array, a tensor, or a
+        ``gt.data.Dataset`` of batches), reduced over every axis but ``axis`` in float64."""
+        from .data import Dataset
+        if isinstance(data, Dataset):
+            batches = (b for i, b in enumerate(data) if steps is None or i < steps)
+        else:
+            arr = data.numpy() if isinstance(data, Tensor) else np.asarray(data)
+            if batch_size is not None:
+                n = int(batch_size)
+                batches = (arr[i:i + n] for i in range(0, len(arr), n))
+            else:
+                batches = iter([arr])
+        count, mean, m2, shape = 0, None, None, None
+        for b in batches:
+            b = np.asarray(b.numpy() if isinstance(b, Tensor) else b, np.float64)
+            if b.ndim == 1:
+                b = b[:, None]
+            kept = self._kept(b.ndim)
+            axes = tuple(a for a in range(b.ndim) if a not in kept)
+            n = int(np.prod([b.shape[a] for a in axes]))
+            bm = b.mean(axis=axes, keepdims=True)
+            bv = ((b - bm) ** 2).sum(axis=axes, keepdims=True)
+            if mean is None:
+                count, mean, m2, shape = n, bm, bv, b.shape
+                continue
+            delta = bm - mean
+            total = count + n
+            mean = mean + delta * (n / total)
+            m2 = m2 + bv + delta ** 2 * (count * n / total)
+            count = total
+        if mean is None:
+            raise ValueError(f"Normalization layer '{self.name}'.adapt: the data is empty")
+        if not self.built:
+            with _device_scope_of(data):
+                self.build(shape)
+            self.built = True
+        stat = self._stat_shape(shape)
+        self.mean.assign(mean.reshape(stat).astype(self._dtype))
+        self.variance.assign((m2 / count).reshape(stat).astype(self._dtype))
+
+    def call(self, inputs):
+        from .ops.math import maximum, sqrt
+        std = maximum(sqrt(self.variance), 1e-7)
+        if self.invert:
+            return self.mean + inputs * std
+        return (inputs - self.mean) / std
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "invert": self.invert}
+
+
+def _device_scope_of(data):
+    import contextlib
+    from .backend import device_scope
+    return device_scope(data._device) if isinstance(data, Tensor) else contextlib.nullcontext()
+
+
+class Identity(Layer):
+    """Returns its input unchanged (a placeholder in a model)."""
+
+    autocast = False
+
+    def call(self, inputs):
+        return inputs
+
+
+class Dot(Layer):
+    """The dot product of two batches of vectors or matrices along ``axes`` (one int for
+    both, or a pair), as Keras' ``Dot``; ``normalize`` divides by their L2 norms first
+    (cosine similarity). Inputs of rank 2 or 3."""
+
+    autocast = False
+
+    def __init__(self, axes, normalize=False, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        pair = (axes, axes) if isinstance(axes, (int, np.integer)) else tuple(axes)
+        if len(pair) != 2:
+            raise ValueError(f"Dot: axes must be an int or a pair of ints, got {axes!r}")
+        self.axes = tuple(int(a) for a in pair)
+        self.normalize = bool(normalize)
+
+    def call(self, inputs):
+        from .nn import l2_normalize
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+            raise ValueError(f"Dot layer '{self.name}': expects a list of two inputs")
+        x, y = (t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs)
+        rx, ry = x._value.ndim, y._value.ndim
+        if rx not in (2, 3) or ry not in (2, 3):
+            raise ValueError(f"Dot layer '{self.name}': inputs must have rank 2 or 3, got "
+                             f"shapes {tuple(x.shape)} and {tuple(y.shape)}")
+        ax, ay = (a % r for a, r in zip(self.axes, (rx, ry)))
+        if 0 in (ax, ay):
+            raise ValueError(f"Dot layer '{self.name}': cannot contract the batch axis")
+        if x._value.shape[ax] != y._value.shape[ay]:
+            raise ValueError(f"Dot layer '{self.name}': axis {ax} of {tuple(x.shape)} and axis "
+                             f"{ay} of {tuple(y.shape)} differ in size")
+        if self.normalize:
+            x, y = l2_normalize(x, axis=ax), l2_normalize(y, axis=ay)
+        # x as [batch, rows, k], y as [batch, k, cols]; then drop the axes added for rank 2
+        xm = _sh.expand_dims(x, 1) if rx == 2 else (x if ax == 2 else _sh.transpose(x, [0, 2, 1]))
+        ym = _sh.expand_dims(y, 2) if ry == 2 else (y if ay == 1 else _sh.transpose(y, [0, 2, 1]))
+        from .ops.linalg import matmul
+        out = matmul(xm, ym)
+        if rx == 2 and ry == 2:
+            return _sh.reshape(out, (-1, 1))
+        if rx == 2:
+            return _sh.squeeze(out, [1])
+        if ry == 2:
+            return _sh.squeeze(out, [2])
+        return out
+
+    def get_config(self):
+        return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}
+
+
+class Attention(Layer):
+    """Dot-product attention (Luong), as Keras' ``Attention``: called on ``[query, value]``
+    or ``[query, value, key]`` of shapes ``(batch, Tq, d)`` and ``(batch, Tv, d)``; scores
+    ``query @ key^T`` (times a learned scalar with ``use_scale``; ``score_mode="concat"``:
+    ``scale * sum(tanh(query + key))``), softmax over ``Tv``, weighted sum of ``value``.
+    ``mask=[query_mask, value_mask]`` (booleans), ``use_causal_mask``,
+    ``return_attention_scores``; ``dropout`` on the attention weights when training."""
+
+    autocast = False
+
+    def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, name=None,
+                 **kwargs):
+        super().__init__(name=name, **kwargs)
+        if score_mode not in ("dot", "concat"):
+            raise ValueError(f"Attention: score_mode must be 'dot' or 'concat', got "
+                             f"{score_mode!r}")
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+            raise ValueError(f"Attention: dropout must be in [0, 1), got {dropout!r}")
+        self.use_scale = bool(use_scale)
+        self.score_mode = score_mode
+        self.dropout = float(dropout)
+        self.seed = seed
+        self.scale = None
+        self.concat_score_weight = None
+
+    def build(self, input_shape):
+        if self.use_scale:
+            self.scale = self.add_weight("scale", (), "ones")
+        if self.score_mode == "concat":
+            self.concat_score_weight = self.add_weight("concat_score_weight", (), "ones")
+
+    def call(self, inputs, mask=None, training=False, return_attention_scores=False,
+             use_causal_mask=False):
+        from . import nn
+        from .ops.core import cast
+        from .ops.math import logical_and, tanh
+        from .ops.linalg import matmul
+        from .ops.reduce import reduce_sum
+        if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
+            raise ValueError(f"Attention layer '{self.name}': call it on [query, value] or "
+                             "[query, value, key]")
+        inputs = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
+        q, v = inputs[0], inputs[1]
+        k = inputs[2] if len(inputs) == 3 else v
+        for label, t in (("query", q), ("value", v), ("key", k)):
+            if t._value.ndim != 3:
+                raise ValueError(f"Attention layer '{self.name}': the {label} must be "
+                                 f"(batch, time, dim), got shape {tuple(t.shape)}")
+        if self.score_mode == "dot":
+            scores = matmul(q, k, transpose_b=True)
+            if self.scale is not None:
+                scores = scores * self.scale
+        else:
+            s = tanh(_sh.expand_dims(q, 2) + _sh.expand_dims(k, 1))
+            if self.scale is not None:
+                s = s * self.scale
+            scores = self.concat_score_weight * reduce_sum(s, axis=-1)
+        tq, tv = int(q._value.shape[1]), int(v._value.shape[1])
+        keep = None
+        q_mask = v_mask = None
+        if mask is not None:
+            if not isinstance(mask, (list, tuple)) or len(mask) not in (2, 3):
+                raise ValueError(f"Attention layer '{self.name}': mask must be [query_mask, "
+                                 "value_mask]")
+            q_mask, v_mask = mask[0], mask[1]
+        if v_mask is not None:
+            keep = _sh.expand_dims(convert_to_tensor(v_mask, dtype="bool"), 1)   # [B, 1, Tv]
+        if use_causal_mask:
+            causal = convert_to_tensor(np.tril(np.ones((1, tq, tv), dtype=bool)))
+            keep = causal if keep is None else logical_and(keep, causal)
+        if keep is not None:
+            # as Keras: a large negative score where masked (fully masked rows average)
+            big = -1e9 if scores._value.dtype != np.float16 else -6e4
+            scores = scores + (1.0 - cast(keep, scores._value.dtype)) * big
+        weights = nn.softmax(scores, axis=-1)
+        attn = weights
+        if training and self.dropout > 0:
+            attn = nn.dropout(weights, rate=self.dropout,
+                              rng=self._seeded_generator(weights._device))
+        out = matmul(attn, v)
+        if q_mask is not None:
+            out = out * cast(_sh.expand_dims(convert_to_tensor(q_mask, dtype="bool"), -1),
+                             out._value.dtype)
+        return (out, weights) if return_attention_scores else out
+
+    def get_config(self):
+        return {**super().get_config(), "use_scale": self.use_scale,
+                "score_mode": self.score_mode, "dropout": self.dropout}

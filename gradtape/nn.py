@@ -14,6 +14,7 @@ from .ops.nn import (relu, relu6, leaky_relu, elu, selu, gelu, silu, swish, soft
                      log_softmax, sigmoid_cross_entropy_with_logits,
                      softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits,
                      l2_loss, bias_add)
+from .ops.nn import (depthwise_conv2d, separable_conv2d, max_pool1d, avg_pool1d)
 from .ops.nn import (conv1d, conv2d, conv2d_transpose, max_pool2d, avg_pool2d, max_pool, avg_pool,
                      moments, batch_normalization, l2_normalize, dropout, embedding_lookup,
                      compute_average_loss)
@@ -21,7 +22,7 @@ from .ops.nn import (conv1d, conv2d, conv2d_transpose, max_pool2d, avg_pool2d, m
 from .ops.sorting import top_k
 
 __all__ = [
-    "top_k", "conv1d",
+    "top_k", "conv1d", "depthwise_conv2d", "separable_conv2d", "max_pool1d", "avg_pool1d",
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
     "sigmoid", "tanh", "softplus", "log_sigmoid", "softmax", "log_softmax",
     "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",

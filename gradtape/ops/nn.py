@@ -1334,6 +1334,72 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None) -> Ten
     return _pool(_avg_pool, "avg_pool", input, ksize, strides, padding, data_format, None)
 
 
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None) -> Tensor:
+    """Maximum over ``ksize`` windows of an NWC batch (as ``tf.nn.max_pool1d``)."""
+    return _pool(_max_pool, "max_pool1d", input, ksize, strides, padding, data_format, 3)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None) -> Tensor:
+    """Mean over ``ksize`` windows of an NWC batch (as ``tf.nn.avg_pool1d``)."""
+    return _pool(_avg_pool, "avg_pool1d", input, ksize, strides, padding, data_format, 3)
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format="NHWC", dilations=None,
+                     name=None) -> Tensor:
+    """Each input channel convolved with its own filters, as ``tf.nn.depthwise_conv2d``:
+    ``input`` ``[N, H, W, C]``, ``filter`` ``[KH, KW, C, M]`` -> ``[N, OH, OW, C * M]``,
+    output channel ``c * M + m`` from input channel ``c``. Computed tap by tap from strided
+    views (each tap's product is kept for the backward pass: about ``KH * KW`` times the
+    output's memory under a tape)."""
+    opname = "depthwise_conv2d"
+    cf = _data_format(data_format, opname)
+    x, w = _conv_operands(opname, input, filter, "NCHW" if cf else "NHWC",
+                          "[height, width, in_channels, channel_multiplier]")
+    x = _to_nhwc(x, cf)
+    n, h, wd, c = x._value.shape
+    kh, kw, fc, m = w._value.shape
+    if fc != c:
+        raise ValueError(f"{opname}: input has {c} channels but the filter of shape "
+                         f"{tuple(w._value.shape)} expects {fc}")
+    s = _spatial_arg(strides, opname, "strides")
+    d = _spatial_arg(dilations, opname, "dilations")
+    if s != (1, 1) and d != (1, 1):
+        raise ValueError(f"{opname}: strides {s} with dilations {d}: one of them must be 1 "
+                         "(as in TensorFlow)")
+    pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
+    oh = _out_size(h, kh, s[0], d[0], pads[0])
+    ow = _out_size(wd, kw, s[1], d[1], pads[1])
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{opname}: the {kh}x{kw} filter (dilations {d}) does not fit the "
+                         f"{h}x{wd} input with padding {padding!r}")
+    from .shape import expand_dims, pad, reshape
+    if pads != ((0, 0), (0, 0)):
+        x = pad(x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]])
+    xe = expand_dims(x, -1)                                   # [N, H, W, C, 1]
+    acc = None
+    for i in range(kh):
+        r0 = i * d[0]
+        for j in range(kw):
+            c0 = j * d[1]
+            tap = xe[:, r0:r0 + (oh - 1) * s[0] + 1:s[0], c0:c0 + (ow - 1) * s[1] + 1:s[1]]
+            term = tap * w[i, j]                               # [N, OH, OW, C, M]
+            acc = term if acc is None else acc + term
+    return _from_nhwc(reshape(acc, (n, oh, ow, c * m)), cf)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
+                     data_format="NHWC", dilations=None, name=None) -> Tensor:
+    """A depthwise convolution then a 1x1 convolution mixing its channels, as
+    ``tf.nn.separable_conv2d``: ``pointwise_filter`` ``[1, 1, C * M, O]``."""
+    opname = "separable_conv2d"
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    p = _same_float(opname, y, pointwise_filter, "pointwise_filter")
+    if p._value.ndim != 4 or p._value.shape[:2] != (1, 1):
+        raise ValueError(f"{opname}: pointwise_filter must have shape [1, 1, in, out], got "
+                         f"{tuple(p._value.shape)}")
+    return conv2d(y, p, 1, "VALID", data_format=data_format)
+
+
 # --- composites ---------------------------------------------------------------------------------
 
 def moments(x, axes, shift=None, keepdims=False, name=None):
