@@ -607,6 +607,17 @@ class TFOpLambda(Layer):
         return self.function(inputs)
 
 
+def _output_shape(layer, input_shape):
+    """The output shape of a built layer for ``input_shape`` (None for unknown sizes),
+    found by running it on zeros under no tape, as the functional API does."""
+    symbol = _KerasTensor(input_shape, layer._dtype if layer.autocast else np.float32)
+    try:
+        out = _kg.symbolic_call(layer, symbol, (), {})
+    except Exception:       # a shape that the layer cannot take on zeros: shown as unknown
+        return None
+    return tuple(out.shape) if isinstance(out, _KerasTensor) else None
+
+
 def _shapes_of(structure):
     if isinstance(structure, Tensor):
         return tuple(structure._value.shape)
@@ -707,14 +718,51 @@ class Model(TrainingMixin, Layer):
         raise ValueError(f"get_layer: no layer named {name!r} (the layers are "
                          f"{[layer.name for layer in layers]})")
 
-    def summary(self, print_fn=print) -> None:
-        """Print each variable's path, shape and count."""
-        print_fn(f"{type(self).__name__} '{self.name}'")
-        total = 0
-        for path, var in self.named_variables():
-            total += var.size
-            print_fn(f"  {path:<40} {str(tuple(var.shape)):<20} {var.size}")
-        print_fn(f"  total parameters: {total}")
+    def summary(self, line_length=None, positions=None, print_fn=print, **kwargs) -> None:
+        """Print Keras' table: each layer with its output shape (known for functional models
+        and for built Sequentials) and parameter count, then the totals."""
+        rows = []
+        graph = self.__dict__.get("_graph")
+        if graph is not None:
+            shapes = {}
+            for node in graph.nodes:
+                outs = [tuple(t.shape) for t in node.outputs]
+                shapes.setdefault(id(node.layer), outs[0] if len(outs) == 1 else outs)
+            for layer in graph.layers:
+                shape = (layer._build_input_shape if isinstance(layer, InputLayer)
+                         else shapes.get(id(layer)))
+                rows.append((layer, shape))
+        else:
+            subs = self.__dict__.get("layers")
+            if subs is None:
+                subs = [v for _, v in self._tracked_items() if isinstance(v, Module)]
+            shape = self.__dict__.get("_input_batch_shape")
+            for layer in subs:
+                out = None
+                if shape is not None and isinstance(layer, Layer) and layer.built:
+                    out = _output_shape(layer, shape)
+                    shape = out
+                else:
+                    shape = None
+                rows.append((layer, out))
+        width = line_length or 72
+        cols = (int(width * 0.45), int(width * 0.33))
+        rule = "_" * width
+        print_fn(f'Model: "{self.name}"')
+        print_fn(rule)
+        print_fn(f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}Param #")
+        print_fn("=" * width)
+        for layer, shape in rows:
+            label = f"{layer.name} ({type(layer).__name__})"
+            shown = "?" if shape is None else str(shape)
+            print_fn(f"{label:<{cols[0] - 1}} {shown:<{cols[1] - 1}} {layer.count_params()}")
+        print_fn("=" * width)
+        trainable = sum(int(v.size) for v in self.trainable_variables)
+        total = self.count_params()
+        print_fn(f"Total params: {total}")
+        print_fn(f"Trainable params: {trainable}")
+        print_fn(f"Non-trainable params: {total - trainable}")
+        print_fn(rule)
 
 
 # --- containers --------------------------------------------------------------------------------

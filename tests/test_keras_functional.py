@@ -185,3 +185,21 @@ def test_functional_model_on_the_strict_device_makes_no_host_round_trip():
             loss = gt.reduce_sum(model(x, training=True))
         tape.gradient(loss, model.trainable_variables)
         assert (dev.sync_count - syncs, dev.transfer_count - transfers) == (0, 0)
+
+
+def test_summary_prints_keras_table():
+    lines = []
+    inp = keras.Input(shape=(6, 6, 1))
+    h = L.Flatten()(L.Conv2D(2, 3, name="c")(inp))
+    model = keras.Model(inp, L.Dense(3, name="d")(h), name="net")
+    model.summary(print_fn=lines.append)
+    assert lines[0] == 'Model: "net"'
+    rows = {line.split()[0]: line.split() for line in lines[4:-5]}
+    assert rows["c"][-1] == "20" and "(None, 4, 4, 2)" in " ".join(rows["c"])
+    assert rows["d"][-1] == str(32 * 3 + 3)
+    assert lines[-4:-1] == [f"Total params: {20 + 99}", f"Trainable params: {20 + 99}",
+                            "Non-trainable params: 0"]
+    seq = keras.Sequential([keras.Input(shape=(4,)), L.Dense(5), L.BatchNormalization()])
+    lines.clear()
+    seq.summary(print_fn=lines.append)
+    assert "(None, 5)" in lines[4] and lines[-2] == "Non-trainable params: 10"
