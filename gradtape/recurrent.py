@@ -38,6 +38,7 @@ class _Cell(Layer):
 
     #: number of gates (column blocks of the kernels)
     gates = 1
+    _REGULARIZABLE = {"kernel": "kernel", "recurrent": "recurrent_kernel", "bias": "bias"}
 
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
@@ -329,7 +330,8 @@ class RNN(Layer):
 
 _CELL_KEYS = {"activation", "recurrent_activation", "use_bias", "kernel_initializer",
               "recurrent_initializer", "bias_initializer", "dropout", "recurrent_dropout",
-              "unit_forget_bias", "reset_after", "dtype"}
+              "unit_forget_bias", "reset_after", "dtype", "kernel_regularizer",
+              "recurrent_regularizer", "bias_regularizer"}
 _LAYER_KEYS = {"return_sequences", "return_state", "go_backwards", "stateful", "unroll",
                "time_major", "name", "trainable", "input_shape", "input_dim",
                "batch_input_shape", "dtype", "autocast"}

@@ -218,3 +218,14 @@ def test_a_text_cnn_of_the_new_layers_trains_with_fit():
                   metrics=["accuracy"])
     hist = model.fit(tokens, labels, batch_size=16, epochs=15, verbose=0)
     assert hist.history["accuracy"][-1] > 0.9
+
+
+def test_recurrent_layers_take_weight_regularizers():
+    lstm = L.LSTM(3, kernel_regularizer=gt.keras.regularizers.L2(0.5),
+                  recurrent_regularizer="l1", dtype="float64")
+    lstm(_rand(2, 4, 5))
+    k, r = lstm.cell.kernel.numpy(), lstm.cell.recurrent_kernel.numpy()
+    np.testing.assert_allclose([t.numpy() for t in lstm.losses],
+                               [0.5 * (k ** 2).sum(), 0.01 * np.abs(r).sum()], rtol=1e-10)
+    with pytest.raises(TypeError, match="activity_regularizer"):
+        L.GRU(3, activity_regularizer="l2")
