@@ -351,7 +351,8 @@ class EarlyStopping(Callback):
             self.best_epoch = epoch
             if self.restore_best_weights:
                 self.best_weights = self.model.get_weights()
-            if self.baseline is None or _improved(self.mode, current, self.baseline, 0):
+            if self.baseline is None or _improved(self.mode, current, self.baseline,
+                                                  self.min_delta):
                 self.wait = 0
             return
         if self.wait >= self.patience and epoch > 0:
@@ -603,6 +604,10 @@ class CSVLogger(Callback):
         logs = _floats(logs)
         if self._writer is None:
             self._keys = sorted(logs)
+            # as Keras: with validation_freq > 1 the first epoch has no val_ keys; their
+            # columns are made now (NA until validation runs)
+            if not any(k.startswith("val_") for k in self._keys):
+                self._keys += ["val_" + k for k in self._keys]
             self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self._keys,
                                           delimiter=self.separator, extrasaction="ignore")
             if not self._has_header:

@@ -24,8 +24,9 @@ from .dtypes import as_dtype
 __all__ = ["KerasTensor", "Input", "is_keras_tensor"]
 
 _SYMBOLIC = ("is a symbolic keras.Input (or a layer's output in a functional model): it has no "
-             "value. Call layers on it, use + - * / ** @ [] on it, or wrap other gradtape "
-             "functions in gt.keras.layers.Lambda")
+             "value. Call layers on it, use + - * / ** @ [] on it (with it on the left of a "
+             "tensor: kt + t, not t + kt), or wrap other gradtape functions in "
+             "gt.keras.layers.Lambda")
 
 
 class KerasTensor:
@@ -210,7 +211,7 @@ class _Node:
     """One call of a layer in a functional graph: its arguments (``(inputs, args, kwargs)``
     with the symbolic tensors in place) and the symbolic tensors it returned."""
 
-    __slots__ = ("layer", "structure", "flat", "symbols", "outputs", "fixed_training")
+    __slots__ = ("layer", "structure", "flat", "symbols", "outputs", "packed", "fixed_training")
 
     def __init__(self, layer, structure, flat, outputs, fixed_training):
         self.layer = layer
@@ -218,7 +219,13 @@ class _Node:
         self.flat = flat
         self.symbols = [v for v in flat if isinstance(v, KerasTensor)]
         self.outputs = outputs
+        self.packed = None               # the outputs in the structure the layer returned
         self.fixed_training = fixed_training
+
+    @property
+    def input(self):
+        """The symbolic inputs of this call, as the layer got them."""
+        return self.structure[0]
 
 
 def has_symbols(inputs, args, kwargs) -> bool:
@@ -242,9 +249,17 @@ def _paused_tapes():
         yield
 
 
-def _probe(kt, fill):
+# Sizes given to None dimensions in the two probe runs: the batch axis is cheap to keep
+# small; other axes (time, height, width) get sizes large enough for kernels and pools, and
+# far enough apart that strided windows give different output sizes.
+_PROBE_BATCH = (2, 3)
+_PROBE_OTHER = (40, 67)
+
+
+def _probe(kt, run):
     from .ops.core import zeros
-    shape = tuple(fill if d is None else d for d in kt.shape)
+    shape = tuple((_PROBE_BATCH if axis == 0 else _PROBE_OTHER)[run] if d is None else d
+                  for axis, d in enumerate(kt.shape))
     return zeros(shape, dtype=kt._np_dtype)
 
 
@@ -258,16 +273,16 @@ def symbolic_call(layer, inputs, args, kwargs):
     unknown = any(d is None for s in symbols for d in s.shape)
     fixed_training = "training" in kwargs
     runs = []
-    for fill in ((2, 3) if unknown else (2,)):
-        concrete = [_probe(v, fill) if isinstance(v, KerasTensor) else v for v in flat]
+    for run in ((0, 1) if unknown else (0,)):
+        concrete = [_probe(v, run) if isinstance(v, KerasTensor) else v for v in flat]
         ci, ca, ck = _nest.pack_sequence_as(structure, concrete)
-        ck.setdefault("training", False)
+        ck["training"] = False          # a probe never updates statistics or draws noise
         try:
             with _paused_tapes():
                 out = layer(ci, *ca, **ck)
         except Exception as exc:
             shapes = ", ".join(f"{s.name}: {tuple(s.shape)}" for s in symbols)
-            if fill == 3:
+            if run == 1:
                 raise ValueError(f"{type(layer).__name__} layer '{layer.name}' called on "
                                  f"symbolic inputs ({shapes}): it needs a size that is None "
                                  f"there; give the Input that size ({type(exc).__name__}: "
@@ -292,7 +307,18 @@ def symbolic_call(layer, inputs, args, kwargs):
     outs = [KerasTensor(s, t._value.dtype, name=n, node=node, index=i)
             for i, (s, t, n) in enumerate(zip(shapes, leaves, names))]
     node.outputs = outs
-    return _nest.pack_sequence_as(out, outs) if _nest.is_nested(out) else outs[0]
+    node.packed = _nest.pack_sequence_as(out, outs) if _nest.is_nested(out) else outs[0]
+    nodes = layer.__dict__.setdefault("_inbound_nodes", [])
+    nodes.append(node)
+    return node.packed
+
+
+def forget_nodes(layer, nodes):
+    """Drop ``nodes`` from ``layer``'s record of its symbolic calls."""
+    mine = layer.__dict__.get("_inbound_nodes")
+    if mine:
+        ids = {id(n) for n in nodes}
+        mine[:] = [n for n in mine if id(n) not in ids]
 
 
 def _rank_changed(layer, a, b):

@@ -200,17 +200,33 @@ class _ArrayData:
 
 
 class _StreamData:
-    """Batches from a Dataset (a new pass each epoch), a Sequence, or an iterator (one stream
-    over all epochs); ``steps`` caps the batches of an epoch."""
+    """Batches from a Dataset, a Sequence, or an iterator (one stream over all epochs);
+    ``steps`` caps the batches of an epoch.
 
-    def __init__(self, source, steps, shuffle, who):
-        from .data import Dataset
+    A dataset gives a new pass each epoch, as Keras: unless ``steps`` is fewer than its
+    batches (or it is infinite), when one pass continues across epochs. ``fresh`` (the
+    validation data) always starts a new pass, so every evaluation sees the same batches."""
+
+    def __init__(self, source, steps, shuffle, who, fresh=False):
+        from .data import Dataset, INFINITE_CARDINALITY
         self.who = who
         self.source = source
         self.steps = None if steps is None else int(steps)
+        if self.steps is not None and self.steps <= 0:
+            raise ValueError(f"{who}: steps must be a positive int, got {steps!r}")
         self.kind = ("dataset" if isinstance(source, Dataset) else
                      "sequence" if hasattr(source, "__getitem__") and hasattr(source, "__len__")
                      else "iterator")
+        self.fresh = bool(fresh)
+        self.cardinality = None
+        if self.kind == "dataset":
+            n = source.cardinality()
+            n = int(n.numpy() if hasattr(n, "numpy") else n)
+            if n == INFINITE_CARDINALITY and self.steps is None:
+                raise ValueError(f"{who}: the dataset is infinite (repeat() without a count); "
+                                 "give the number of steps (steps_per_epoch, validation_steps "
+                                 "or steps)")
+            self.cardinality = n
         self.shuffle = bool(shuffle) if self.kind == "sequence" else False
         self._stream = iter(source) if self.kind == "iterator" else None
         self.exhausted = False
@@ -227,10 +243,15 @@ class _StreamData:
         if self.kind == "sequence":
             return len(self.source)
         if self.kind == "dataset":
-            n = self.source.cardinality()
-            n = int(n.numpy() if hasattr(n, "numpy") else n)
-            return n if n >= 0 else None
+            return self.cardinality if self.cardinality >= 0 else None
         return None
+
+    def _continues(self):
+        """Whether a dataset's pass continues across epochs (fewer steps than batches)."""
+        if self.fresh or self.steps is None:
+            return False
+        n = self.cardinality
+        return n < 0 or self.steps < n
 
     def _elements(self):
         if self.kind == "sequence":
@@ -239,7 +260,7 @@ class _StreamData:
                 self._rng.shuffle(order)
             return (self.source[int(i)] for i in order)
         if self.kind == "dataset":
-            if self.steps is not None:
+            if self._continues():
                 if self._stream is None:
                     self._stream = iter(self.source)
                 return self._stream
@@ -253,7 +274,7 @@ class _StreamData:
             try:
                 data = next(it)
             except StopIteration:
-                if self.kind == "dataset" and self.steps is not None:
+                if self.kind == "dataset":
                     self._stream = None
                 if self.steps is not None or self.kind == "iterator":
                     if taken < (self.steps or 1):
@@ -271,7 +292,7 @@ class _StreamData:
             self.source.on_epoch_end()
 
 
-def _adapter(x, y, sample_weight, batch_size, shuffle, steps, who):
+def _adapter(x, y, sample_weight, batch_size, shuffle, steps, who, fresh=False):
     from .data import Dataset
     if isinstance(x, Dataset) or (x is not None and not _is_array(x) and not isinstance(
             x, (list, tuple, dict)) and (hasattr(x, "__next__") or hasattr(
@@ -285,9 +306,23 @@ def _adapter(x, y, sample_weight, batch_size, shuffle, steps, who):
         if batch_size is not None:
             raise ValueError(f"{who}: batch_size must be None when x is a dataset, generator "
                              "or Sequence (it makes its own batches)")
-        return _StreamData(x, steps, shuffle, who)
+        return _StreamData(x, steps, shuffle, who, fresh)
     data = _ArrayData(x, y, sample_weight, batch_size, shuffle, who)
     return data
+
+
+def _validation_due(freq):
+    """``fit``'s ``validation_freq``: every ``freq`` epochs (an int), or the epochs (counted
+    from 1) in a container; checked before any training."""
+    from collections.abc import Container
+    if isinstance(freq, (int, np.integer)) and not isinstance(freq, bool):
+        if freq < 1:
+            raise ValueError(f"fit: validation_freq must be >= 1, got {freq}")
+        return lambda epoch: (epoch + 1) % int(freq) == 0
+    if isinstance(freq, Container) and not isinstance(freq, (str, bytes)):
+        return lambda epoch: (epoch + 1) in freq
+    raise TypeError(f"fit: validation_freq must be an int or a container of epochs, got "
+                    f"{type(freq).__name__}")
 
 
 def _limited(adapter, steps):
@@ -327,6 +362,17 @@ def _align(y_true, y_pred, names, who):
     return list(zip(trues, preds))
 
 
+def _output_names(known, y_pred):
+    """The names of the outputs in ``y_pred``: the model's when they fit, else the keys of a
+    dict output, else ``output_1``, ``output_2`` ..."""
+    n = len(_nest.flatten(y_pred))
+    if known is not None and len(known) == n:
+        return list(known)
+    if isinstance(y_pred, dict):
+        return [str(k) for k in _nest._sorted_keys(y_pred)]
+    return [f"output_{i + 1}" for i in range(n)]
+
+
 def _per_output(spec, names, what):
     """One entry per output from a single value (shared), a list, or a dict by name."""
     if isinstance(spec, dict):
@@ -359,7 +405,7 @@ class LossesContainer:
 
     def __init__(self, loss, loss_weights, output_names):
         from .metrics import Mean
-        self.names = list(output_names)
+        self.names = None if output_names is None else list(output_names)
         self._spec = loss
         self._weights_spec = loss_weights
         self.losses = None
@@ -368,11 +414,8 @@ class LossesContainer:
         self.output_trackers = []
 
     def build(self, y_pred):
-        names = self.names
-        n = len(_nest.flatten(y_pred))
-        if len(names) != n:
-            names = self.names = ["output_1"] if n == 1 else [f"output_{i + 1}" for i in
-                                                               range(n)]
+        names = self.names = _output_names(self.names, y_pred)
+        n = len(names)
         self.losses = [_loss_object(s) for s in _per_output(self._spec, names, "loss")]
         w = self._weights_spec
         if w is None:
@@ -480,7 +523,7 @@ class MetricsContainer:
     sample weights, ``weighted_metrics`` with them), built from the first batch."""
 
     def __init__(self, metrics, weighted_metrics, output_names):
-        self.names = list(output_names)
+        self.names = None if output_names is None else list(output_names)
         self._spec = metrics
         self._weighted_spec = weighted_metrics
         self.per_output = None       # [[(metric, weighted)], ...]
@@ -500,10 +543,8 @@ class MetricsContainer:
         return [[spec] for _ in range(n)]
 
     def build(self, y_true, y_pred):
-        preds = _nest.flatten(y_pred)
-        n = len(preds)
-        if len(self.names) != n:
-            self.names = ["output_1"] if n == 1 else [f"output_{i + 1}" for i in range(n)]
+        self.names = _output_names(self.names, y_pred)
+        n = len(self.names)
         pairs = _align(y_true, y_pred, self.names, "metrics")
         plain, weighted = self._specs(self._spec, n), self._specs(self._weighted_spec, n)
         seen, names = set(), set()
@@ -548,6 +589,37 @@ class MetricsContainer:
             m.reset_state()
 
 
+def _check_specs(spec, names, what, check):
+    """compile's checks of a loss or metric argument: dict keys against known output
+    names, and each entry by ``check``."""
+    if spec is None:
+        return
+    if isinstance(spec, dict):
+        if names is not None:
+            _per_output(spec, names, what)
+        entries = list(spec.values())
+    elif isinstance(spec, (list, tuple)):
+        if what == "loss" and names is not None and len(spec) != len(names):
+            raise ValueError(f"compile: {len(spec)} losses for {len(names)} outputs ({names})")
+        entries = list(spec)
+    else:
+        entries = [spec]
+    if check is None:
+        return
+    for entry in entries:
+        for item in (entry if isinstance(entry, (list, tuple)) else [entry]):
+            if item is not None:
+                check(item)
+
+
+def _check_metric(spec):
+    from . import metrics as M
+    if isinstance(spec, str) and spec not in ("accuracy", "acc", "crossentropy", "ce"):
+        M.get(spec)                                 # raises for an unknown name
+    elif not isinstance(spec, (str, M.Metric)) and not callable(spec):
+        raise TypeError(f"compile: cannot interpret {spec!r} as a metric")
+
+
 # --- the training mixin ------------------------------------------------------------------------
 
 def _class_weights(class_weight, y, sw, who):
@@ -556,6 +628,8 @@ def _class_weights(class_weight, y, sw, who):
     from .ops.reduce import argmax
     from .ops.shape import gather
     from .tensor import constant
+    if isinstance(y, (list, tuple)) and len(y) == 1:
+        y = y[0]
     if isinstance(y, (list, tuple, dict)):
         raise ValueError(f"{who}: class_weight is for models with one output")
     keys = sorted(int(k) for k in class_weight)
@@ -589,13 +663,14 @@ class TrainingMixin:
             raise TypeError(f"compile: unexpected keyword argument {next(iter(kwargs))!r}")
         opt = optimizers.get(optimizer)
         names = self.output_names
-        # build everything before assigning, so a bad argument changes nothing
+        # check everything before assigning, so a bad argument changes nothing
+        _check_specs(loss, names, "loss", _loss_object)
+        if loss_weights is not None and isinstance(loss_weights, dict):
+            _check_specs(loss_weights, names, "loss_weights", None)
+        for spec, what in ((metrics, "metrics"), (weighted_metrics, "weighted_metrics")):
+            _check_specs(spec, names, what, _check_metric)
         loss_c = LossesContainer(loss, loss_weights, names)
         metrics_c = MetricsContainer(metrics, weighted_metrics, names)
-        if loss is not None:
-            for spec in _per_output(loss, names, "loss") if isinstance(loss, (dict, list,
-                                                                                tuple)) else [loss]:
-                _loss_object(spec)
         self.optimizer = opt
         self.loss = loss
         self.compiled_loss = loss_c
@@ -647,6 +722,8 @@ class TrainingMixin:
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+        if self.compiled_metrics.per_output is None:
+            self.compiled_metrics.build(y, y_pred)      # a bad metric fails before any update
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
@@ -692,10 +769,10 @@ class TrainingMixin:
         if class_weight is not None and not isinstance(class_weight, dict):
             raise TypeError(f"fit: class_weight must be a dict {{class id: weight}}, got "
                             f"{type(class_weight).__name__}")
+        due = _validation_due(validation_freq)
         steps = steps_per_epoch if steps_per_epoch is not None else train.size()
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
                            verbose=verbose, epochs=int(epochs), steps=steps)
-        freq = validation_freq
         self.stop_training = False
         self._fitting = True
         logs = {}
@@ -720,9 +797,13 @@ class TrainingMixin:
                         break
                     raise ValueError("fit: the training data gave no batch (is it empty?)")
                 logs = _floats(step_logs)
-                if val is not None and (epoch + 1 in freq if isinstance(freq, (list, tuple,
-                                                                             set))
-                                        else (epoch + 1) % int(freq) == 0):
+                if isinstance(train, _ArrayData) and steps_per_epoch is not None and \
+                        ran < steps_per_epoch and not self.stop_training:
+                    train.exhausted = True
+                    warnings.warn(f"fit: the input ran out of data after {ran} batches of "
+                                  f"steps_per_epoch={steps_per_epoch}; training stops",
+                                  UserWarning, stacklevel=2)
+                if val is not None and due(epoch):
                     val_logs = self._evaluate_loop(val, validation_steps, cbs)
                     logs.update({"val_" + k: v for k, v in val_logs.items()})
                 cbs.on_epoch_end(epoch, logs)
@@ -736,7 +817,8 @@ class TrainingMixin:
     def _validation_adapter(self, data, batch_size, steps):
         from .data import Dataset
         if isinstance(data, Dataset) or not isinstance(data, (list, tuple)):
-            return _adapter(data, None, None, None, False, steps, "fit(validation_data)")
+            return _adapter(data, None, None, None, False, steps, "fit(validation_data)",
+                            fresh=True)
         if len(data) not in (2, 3):
             raise ValueError(f"fit: validation_data must be (x, y) or (x, y, sample_weight), "
                              f"got a sequence of {len(data)}")

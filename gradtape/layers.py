@@ -432,7 +432,30 @@ class Layer(Module):
         self.input_spec = None
 
     _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape",
-                            "_generators", "_regularizers"})
+                            "_generators", "_regularizers", "_inbound_nodes"})
+
+    # --- the functional API: what this layer was called on symbolically ---------------------
+    def _node(self, what):
+        nodes = self.__dict__.get("_inbound_nodes")
+        if not nodes:
+            raise AttributeError(f"{type(self).__name__} layer '{self.name}' has never been "
+                                 f"called on a symbolic input (keras.Input), so it has no "
+                                 f"{what}")
+        if len(nodes) > 1:
+            raise AttributeError(f"{type(self).__name__} layer '{self.name}' has been called "
+                                 f"{len(nodes)} times symbolically, so its {what} is ambiguous")
+        return nodes[0]
+
+    @property
+    def input(self):
+        """The symbolic input of this layer's one call in a functional model."""
+        return self._node("input").input
+
+    @property
+    def output(self):
+        """The symbolic output of this layer's one call in a functional model (as in
+        ``keras.Model(model.input, model.get_layer("fc1").output)``)."""
+        return self._node("output").packed
 
     @property
     def losses(self) -> list:
@@ -551,7 +574,7 @@ class InputLayer(Layer):
     a Sequential, a way to give its input shape (``InputLayer(input_shape=(784,))``)."""
 
     autocast = False
-    _UNTRACKED = Layer._UNTRACKED | {"output", "_input_dtype"}
+    _UNTRACKED = Layer._UNTRACKED | {"_output", "_input_dtype"}
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None,
                  batch_shape=None, shape=None, **kwargs):
@@ -572,7 +595,15 @@ class InputLayer(Layer):
         self._input_dtype = np.dtype(np.float32) if dtype is None else np.dtype(np_dtype(dtype))
         self._build_input_shape = full
         self.built = True
-        self.output = _KerasTensor(full, self._input_dtype, name=self.name, input_layer=self)
+        self._output = _KerasTensor(full, self._input_dtype, name=self.name, input_layer=self)
+
+    @property
+    def output(self):
+        return self._output
+
+    @property
+    def input(self):
+        return self._output
 
     @property
     def dtype(self):
@@ -605,17 +636,6 @@ class TFOpLambda(Layer):
 
     def call(self, inputs):
         return self.function(inputs)
-
-
-def _output_shape(layer, input_shape):
-    """The output shape of a built layer for ``input_shape`` (None for unknown sizes),
-    found by running it on zeros under no tape, as the functional API does."""
-    symbol = _KerasTensor(input_shape, layer._dtype if layer.autocast else np.float32)
-    try:
-        out = _kg.symbolic_call(layer, symbol, (), {})
-    except Exception:       # a shape that the layer cannot take on zeros: shown as unknown
-        return None
-    return tuple(out.shape) if isinstance(out, _KerasTensor) else None
 
 
 def _shapes_of(structure):
@@ -671,9 +691,17 @@ class Model(TrainingMixin, Layer):
         return graph.run(inputs, training)
 
     @property
-    def output_names(self) -> list:
+    def output_names(self):
+        """The names of the outputs: the output layers' names for a functional model, the
+        last layer's for a Sequential; None for a subclassed model (``fit`` names them from
+        what ``call`` returns: a dict's keys, else ``output_1``, ``output_2`` ...)."""
         graph = self.__dict__.get("_graph")
-        return list(graph.output_names) if graph is not None else ["output_1"]
+        if graph is not None:
+            return list(graph.output_names)
+        layers = self.__dict__.get("layers")
+        if isinstance(self, Sequential) and layers:
+            return [getattr(layers[-1], "name", "output_1")]
+        return None
 
     def _single(self, what):
         items = self.__dict__.get(what + "s")
@@ -736,14 +764,13 @@ class Model(TrainingMixin, Layer):
             subs = self.__dict__.get("layers")
             if subs is None:
                 subs = [v for _, v in self._tracked_items() if isinstance(v, Module)]
-            shape = self.__dict__.get("_input_batch_shape")
+            built = {id(layer): node for layer, node in self.__dict__.get("_build_nodes", ())}
             for layer in subs:
+                node = built.get(id(layer))
                 out = None
-                if shape is not None and isinstance(layer, Layer) and layer.built:
-                    out = _output_shape(layer, shape)
-                    shape = out
-                else:
-                    shape = None
+                if node is not None:
+                    outs = [tuple(t.shape) for t in node.outputs]
+                    out = outs[0] if len(outs) == 1 else outs
                 rows.append((layer, out))
         width = line_length or 72
         cols = (int(width * 0.45), int(width * 0.33))
@@ -776,7 +803,8 @@ class Sequential(Model):
 
     _builds_on_call = False
 
-    _UNTRACKED = Model._UNTRACKED | {"_input_batch_shape", "_adding"}
+    _UNTRACKED = Model._UNTRACKED | {"_input_batch_shape", "_adding", "_build_nodes",
+                                     "_input_dtype"}
 
     def __init__(self, layers=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -800,6 +828,7 @@ class Sequential(Model):
             if self.layers:
                 raise ValueError(f"Sequential '{self.name}'.add: an Input must come first")
             self._input_batch_shape = layer._build_input_shape
+            self._input_dtype = layer._input_dtype
             return
         if isinstance(layer, _KerasTensor):
             raise TypeError(f"Sequential '{self.name}'.add: expected a layer, got the symbolic "
@@ -819,12 +848,31 @@ class Sequential(Model):
         return self.layers.pop()
 
     def build(self, input_shape=None) -> None:
+        """Create every weight for inputs of ``input_shape`` (``None`` for unknown sizes):
+        the layers are called on a symbolic input, as in a functional model, which also
+        gives the model ``input``, ``output`` and each layer's output shape."""
         if input_shape is None:
             raise ValueError(f"Sequential '{self.name}'.build: input_shape is required")
-        shape = tuple(1 if s is None else int(s) for s in input_shape)
-        x = _core.zeros(shape, dtype=self.layers[0]._dtype if self.layers and isinstance(
-            self.layers[0], Layer) else np.float32)
-        self.call(x, training=False)
+        shape = tuple(None if s is None else int(s) for s in input_shape)
+        first = self.layers[0] if self.layers else None
+        dtype = (self.__dict__.get("_input_dtype") or
+                 (first._dtype if isinstance(first, Layer) else np.float32))
+        if not all(isinstance(layer, Layer) for layer in self.layers):
+            # a plain function among the layers: run zeros through (None taken as 1)
+            x = _core.zeros(tuple(1 if d is None else d for d in shape), dtype=dtype)
+            self.call(x, training=False)
+            self.built = True
+            return
+        for layer, node in self.__dict__.get("_build_nodes", ()):
+            _kg.forget_nodes(layer, [node])            # a rebuild replaces the last one
+        inp = InputLayer(batch_shape=shape, dtype=dtype).output
+        x, nodes = inp, []
+        for layer in self.layers:
+            x = layer(x)
+            nodes.append((layer, layer.__dict__["_inbound_nodes"][-1]))
+        self._build_nodes = nodes
+        self.inputs = [inp]
+        self.outputs = [x] if isinstance(x, _KerasTensor) else list(_nest.flatten(x))
         self.built = True
 
     def call(self, inputs, training=False):

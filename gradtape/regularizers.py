@@ -105,7 +105,9 @@ def get(identifier):
 def collect_losses(module):
     """The penalties of every regularized weight of ``module`` and its sub-layers (each
     weight once), computed now (so inside a tape they are differentiable)."""
+    import numpy as np
     from .layers import Module
+    from .tensor import Tensor, convert_to_tensor
     out, seen = [], set()
     for m in [module] + [s for s in module.submodules if isinstance(s, Module)]:
         for attr, reg in (m.__dict__.get("_regularizers") or {}).items():
@@ -113,5 +115,8 @@ def collect_losses(module):
             if w is None or id(w) in seen:
                 continue
             seen.add(id(w))
-            out.append(reg(w))
+            value = reg(w)
+            if not isinstance(value, Tensor):         # a function returning a number
+                value = convert_to_tensor(np.asarray(value, dtype=w._value.dtype))
+            out.append(value)
     return out

@@ -203,3 +203,53 @@ def test_summary_prints_keras_table():
     lines.clear()
     seq.summary(print_fn=lines.append)
     assert "(None, 5)" in lines[4] and lines[-2] == "Non-trainable params: 10"
+
+
+def test_unknown_spatial_sizes_keep_convolutional_models_working():
+    inp = keras.Input(shape=(None, None, 3))
+    h = L.Conv2D(8, 3, activation="relu")(inp)
+    h = L.MaxPool2D()(h)
+    assert tuple(h.shape) == (None, None, None, 8)
+    fcn = keras.Model(inp, L.GlobalAveragePooling2D()(h))
+    for size in (9, 17):
+        assert fcn(_x(2, size, size + 3, 3)).shape == (2, 8)
+    assert tuple(L.MaxPooling1D(2)(keras.Input(shape=(None, 8))).shape) == (None, None, 8)
+    seq = keras.Sequential([keras.Input(shape=(None, 8)), L.Conv1D(4, 3), L.GlobalMaxPooling1D()])
+    assert seq.output_shape == (None, 4) and seq(_x(3, 11, 8)).shape == (3, 4)
+
+
+def test_layers_know_their_symbolic_input_and_output():
+    inp = keras.Input(shape=(5,))
+    fc1 = L.Dense(4, name="fc1")
+    model = keras.Model(inp, L.Dense(2)(fc1(inp)))
+    assert fc1.input is inp and tuple(fc1.output.shape) == (None, 4)
+    features = keras.Model(model.input, model.get_layer("fc1").output)
+    x = _x(3, 5)
+    np.testing.assert_allclose(features(x).numpy(), fc1(x).numpy(), rtol=1e-6)
+    seq = keras.Sequential([keras.Input(shape=(3,)), L.Dense(2, name="last")])
+    assert tuple(seq.input.shape) == (None, 3) and tuple(seq.output.shape) == (None, 2)
+    assert seq.output_names == ["last"]
+    lstm = L.LSTM(3, return_state=True)
+    out, h, c = lstm(keras.Input(shape=(4, 2)))
+    assert isinstance(lstm.output, (list, tuple)) and len(lstm.output) == 3
+    fc1(keras.Input(shape=(5,)))                             # a second symbolic call
+    with pytest.raises(AttributeError, match="2 times"):
+        fc1.output
+    with pytest.raises(AttributeError, match="never been called"):
+        L.Dense(2).output
+
+
+def test_building_a_model_never_trains_its_layers():
+    bn = L.BatchNormalization()
+    inp = keras.Input(shape=(3,))
+    keras.Model(inp, L.Dropout(0.5)(bn(inp, training=True), training=True))
+    np.testing.assert_array_equal(bn.moving_variance.numpy(), 1.0)
+    np.testing.assert_array_equal(bn.moving_mean.numpy(), 0.0)
+
+
+def test_a_tensor_on_the_left_of_a_symbolic_tensor_says_what_to_do():
+    inp = keras.Input(shape=(3,))
+    with pytest.raises(TypeError, match="on the left"):
+        gt.constant([1.0, 2.0, 3.0]) + inp
+    model = keras.Model(inp, inp + gt.constant([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(model(np.zeros((1, 3), np.float32)).numpy(), [[1, 2, 3]])

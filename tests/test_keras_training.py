@@ -480,3 +480,106 @@ def test_weighted_metrics_use_the_sample_weights_and_verbose_2_prints_a_line_per
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "Epoch 1/2" and out[1].startswith("2/2 - ") and "[" not in out[1]
     assert len(out) == 4
+
+
+def test_subclassed_models_with_several_outputs_compile_and_fit():
+    class Two(keras.Model):
+        def __init__(self, as_dict):
+            super().__init__()
+            self.a, self.b = L.Dense(1), L.Dense(2)
+            self.as_dict = as_dict
+
+        def call(self, x):
+            a, b = self.a(x), self.b(x)
+            return {"a": a, "b": b} if self.as_dict else (a, b)
+    x, y = _data(n=16)
+    y2 = np.concatenate([y, -y], 1)
+    model = Two(False)
+    model.compile(keras.optimizers.SGD(0.01), ["mse", "mae"], metrics=[["mae"], []])
+    hist = model.fit(x, (y, y2), epochs=2, verbose=0)
+    assert set(hist.history) == {"loss", "output_1_loss", "output_2_loss", "output_1_mae"}
+    model = Two(True)
+    model.compile(keras.optimizers.SGD(0.01), {"a": "mse", "b": "mae"}, loss_weights={"b": 2.0})
+    logs = model.evaluate(x, {"a": y, "b": y2}, verbose=0, return_dict=True)
+    np.testing.assert_allclose(logs["loss"], logs["a_loss"] + 2 * logs["b_loss"], rtol=1e-6)
+    model = Two(True)
+    model.compile("sgd", "mse")
+    with pytest.raises(ValueError, match="not outputs"):
+        model.evaluate(x, {"a": y, "c": y2}, verbose=0)
+
+
+def test_datasets_restart_each_epoch_and_validation_sees_the_same_batches():
+    x, y = _data(n=32)
+    ds = gt.data.Dataset.from_tensor_slices((x, y)).batch(8)
+    model = _linear()
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    hist = model.fit(ds, epochs=3, steps_per_epoch=4, validation_data=ds, validation_steps=2,
+                     verbose=0)
+    assert len(hist.history["loss"]) == 3
+    assert hist.history["val_loss"] == [hist.history["val_loss"][0]] * 3
+    assert hist.history["val_loss"][0] == pytest.approx(
+        model.evaluate(x[:16], y[:16], verbose=0), rel=1e-6)
+    # fewer steps than batches: one pass continues across epochs
+    seen = []
+
+    class Count(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append(epoch)
+    model.fit(ds, epochs=2, steps_per_epoch=2, callbacks=[Count()], verbose=0)
+    assert seen == [0, 1]
+    with pytest.raises(ValueError, match="infinite"):
+        model.fit(ds.repeat(), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="infinite"):
+        model.evaluate(ds.repeat(), verbose=0)
+
+
+def test_bad_compile_and_fit_arguments_fail_before_any_update():
+    x, y = _data(n=16)
+    model = _linear()
+    model.compile("sgd", "mse")
+    before = model.get_weights()
+    with pytest.raises(ValueError, match="unknown metric 'accuracyy'"):
+        model.compile("sgd", "mse", metrics=["accuracyy"])
+    with pytest.raises(TypeError, match="validation_freq"):
+        model.fit(x, y, validation_data=(x, y), validation_freq="2", verbose=0)
+    with pytest.raises(ValueError, match="validation_freq"):
+        model.fit(x, y, validation_data=(x, y), validation_freq=0, verbose=0)
+    for a, b in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert int(model.optimizer.iterations.numpy()) == 0
+    hist = model.fit(x, y, validation_data=(x, y), validation_freq=range(2, 3), epochs=3,
+                     verbose=0)
+    assert len(hist.history["val_loss"]) == 1
+
+
+def test_small_fixes_csv_columns_baseline_class_weight_list_and_short_arrays(tmp_path):
+    x, y = _data(n=16)
+    model = _linear()
+    model.compile(keras.optimizers.SGD(0.01), "mse")
+    path = tmp_path / "log.csv"
+    model.fit(x, y, epochs=2, validation_data=(x, y), validation_freq=2, verbose=0,
+              callbacks=[keras.callbacks.CSVLogger(str(path))])
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert rows[0]["val_loss"] == "NA" and float(rows[1]["val_loss"]) > 0
+
+    class Script(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["val_loss"] = [0.75, 0.74, 0.73, 0.72][epoch]
+    stop = keras.callbacks.EarlyStopping(patience=2, baseline=0.8, min_delta=0.1)
+    hist = model.fit(x, y, epochs=4, verbose=0, callbacks=[Script(), stop])
+    assert len(hist.history["loss"]) == 2                   # none beat 0.8 by 0.1
+
+    xc, yc = _labels(n=12)
+    clf = _classifier()
+    clf.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    clf.fit(xc, [yc], class_weight={0: 1.0, 1: 2.0, 2: 1.0}, epochs=1, verbose=0)
+
+    with pytest.warns(UserWarning, match="ran out of data"):
+        hist = model.fit(x, y, batch_size=8, steps_per_epoch=4, epochs=3, verbose=0)
+    assert len(hist.history["loss"]) == 1
+
+    reg = keras.Sequential([L.Dense(1, kernel_regularizer=lambda w: 0.5)])
+    reg.compile(keras.optimizers.SGD(0.0), "mse")
+    pred = reg(x).numpy()
+    loss = reg.fit(x, y, batch_size=16, verbose=0).history["loss"][0]
+    assert loss == pytest.approx(((pred - y) ** 2).mean() + 0.5, rel=1e-5)

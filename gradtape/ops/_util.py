@@ -68,7 +68,8 @@ def operand(opname: str, v, ref: Tensor):
         try:
             host = np.asarray(v)
         except Exception as exc:
-            raise TypeError(f"{opname}: cannot convert {type(v).__name__} to a tensor") from exc
+            raise TypeError(f"{opname}: cannot convert {type(v).__name__} to a tensor "
+                            f"({exc})") from exc
         if host.dtype.kind not in "fiub":
             raise TypeError(f"{opname}: cannot convert {type(v).__name__} {v!r} to a tensor")
         if host.dtype.kind == "f" and dt.kind in "iub":
