@@ -121,7 +121,15 @@ def _training_stack():
         return _context.training
     except AttributeError:
         _context.training = []
+        _context.call_id = 0
         return _context.training
+
+
+def _current_call_id() -> int:
+    """The number of the outermost layer call now running in this thread (``add_loss``
+    keeps only the losses of a layer's latest outermost call)."""
+    _training_stack()
+    return _context.call_id
 
 
 # --- Module: variable tracking ------------------------------------------------------------------
@@ -405,6 +413,11 @@ class Layer(Module):
                 if value is not None:
                     from .regularizers import get as _get_regularizer
                     regs[self._REGULARIZABLE[key[:-12]]] = _get_regularizer(value)
+            elif key == "activity_regularizer":
+                value = kwargs.pop(key)
+                if value is not None:
+                    from .regularizers import get as _get_regularizer
+                    self._activity_regularizer = _get_regularizer(value)
             elif key not in ("input_shape", "input_dim", "batch_input_shape", "autocast"):
                 raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
         if regs:
@@ -432,7 +445,9 @@ class Layer(Module):
         self.input_spec = None
 
     _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape",
-                            "_generators", "_regularizers", "_inbound_nodes"})
+                            "_generators", "_regularizers", "_inbound_nodes",
+                            "_activity_regularizer", "_call_losses", "_loss_call", "_top_call",
+                            "_loss_fns", "_weight_regularizers"})
 
     # --- the functional API: what this layer was called on symbolically ---------------------
     def _node(self, what):
@@ -489,12 +504,19 @@ class Layer(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True,
-                   dtype=None) -> Variable:
-        """A new Variable of ``shape`` drawn from ``initializer`` on the current device."""
+                   dtype=None, regularizer=None) -> Variable:
+        """A new Variable of ``shape`` drawn from ``initializer`` on the current device;
+        ``regularizer`` adds its penalty to :attr:`losses`."""
         init = _init.get(initializer)
+        if regularizer is not None:
+            from .regularizers import get as _get_regularizer
+            regularizer = _get_regularizer(regularizer)
         dt = self._dtype if dtype is None else np_dtype(dtype)
         value = init(tuple(int(s) for s in shape), dtype=dt)
-        return Variable(value, trainable=trainable, name=f"{self.name}/{name}")
+        var = Variable(value, trainable=trainable, name=f"{self.name}/{name}")
+        if regularizer is not None:
+            self.__dict__.setdefault("_weight_regularizers", []).append((regularizer, var))
+        return var
 
     # --- calling ------------------------------------------------------------------------
     def _convert_input(self, x):
@@ -528,6 +550,9 @@ class Layer(Module):
                 kwargs["training"] = training
             return _kg.symbolic_call(self, inputs, args, kwargs)
         stack = _training_stack()
+        if not stack:                        # an outermost call: a new round of add_loss
+            _context.call_id += 1
+            self.__dict__["_top_call"] = _context.call_id
         if training is None:
             training = stack[-1] if stack else False
         training = bool(training)
@@ -555,14 +580,55 @@ class Layer(Module):
         stack.append(training)
         try:
             if dev is None or dev is current_device():
-                return self.call(x, *args, **kwargs)
-            with device_scope(dev):
-                return self.call(x, *args, **kwargs)
+                out = self.call(x, *args, **kwargs)
+            else:
+                with device_scope(dev):
+                    out = self.call(x, *args, **kwargs)
+            if self._activity_regularizer is not None:
+                self._add_activity_loss(out)
+            return out
         finally:
             stack.pop()
 
+    #: ``activity_regularizer=``: a penalty on the layer's output, added by each call.
+    _activity_regularizer = None
+
+    def _add_activity_loss(self, out):
+        from .ops.core import cast
+        for t in _nest.flatten(out):
+            if isinstance(t, Tensor) and t._value.dtype.kind == "f":
+                penalty = self._activity_regularizer(t)
+                if not isinstance(penalty, Tensor):
+                    penalty = convert_to_tensor(np.asarray(penalty, t._value.dtype))
+                batch = t._value.shape[0] if t._value.ndim else 1
+                self.add_loss(penalty / cast(batch, penalty._value.dtype))
+
+    def add_loss(self, loss) -> None:
+        """Add a loss term (a scalar tensor, or a zero-argument callable evaluated when
+        :attr:`losses` is read) to this layer, as Keras: terms added during a call replace
+        those of the layer's previous outermost call; ``fit`` adds :attr:`losses` to the
+        compiled loss."""
+        if callable(loss) and not isinstance(loss, Tensor):
+            self.__dict__.setdefault("_loss_fns", []).append(loss)
+            return
+        if not isinstance(loss, Tensor):
+            loss = convert_to_tensor(loss)
+        cid = _current_call_id()
+        if self.__dict__.get("_loss_call") != cid:
+            self._call_losses = []
+            self._loss_call = cid
+        self._call_losses.append(loss)
+
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype.name}
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype.name}
+        from .regularizers import serialize
+        attrs = {v: k for k, v in self._REGULARIZABLE.items()}
+        for attr, reg in (self.__dict__.get("_regularizers") or {}).items():
+            if attr in attrs:
+                config[f"{attrs[attr]}_regularizer"] = serialize(reg)
+        if self._activity_regularizer is not None:
+            config["activity_regularizer"] = serialize(self._activity_regularizer)
+        return config
 
 
 _KerasTensor = _kg.KerasTensor
@@ -1279,6 +1345,8 @@ class LayerNormalization(Layer):
     """Normalise each example over ``axis`` to zero mean and unit variance, then scale by
     ``gamma`` and shift by ``beta`` (``epsilon`` 1e-3 as Keras)."""
 
+    _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
+
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -1334,6 +1402,8 @@ class BatchNormalization(Layer):
     (1 - momentum)``; otherwise, or when the layer is frozen (``trainable=False``), the moving
     statistics are used and nothing changes.
     """
+
+    _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
@@ -1416,7 +1486,13 @@ class Embedding(Layer):
     _REGULARIZABLE = {"embeddings": "embeddings"}
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
-                 **kwargs):
+                 mask_zero=False, input_length=None, **kwargs):
+        if mask_zero:
+            raise ValueError("Embedding: mask_zero=True is not supported (gradtape layers do "
+                             "not propagate masks); pad with an id whose effect the model "
+                             "learns, or mask the loss with sample_weight")
+        if input_length is not None and "input_shape" not in kwargs:
+            kwargs["input_shape"] = (int(input_length),)     # Keras 2: the sequence length
         super().__init__(name=name, **kwargs)
         self.input_dim = _positive_int(input_dim, "input_dim", "Embedding")
         self.output_dim = _positive_int(output_dim, "output_dim", "Embedding")

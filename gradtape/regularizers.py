@@ -103,20 +103,50 @@ def get(identifier):
 
 
 def collect_losses(module):
-    """The penalties of every regularized weight of ``module`` and its sub-layers (each
-    weight once), computed now (so inside a tape they are differentiable)."""
+    """``module.losses``: the penalties of every regularized weight of ``module`` and its
+    sub-layers (each weight once, computed now, so inside a tape they are differentiable),
+    then the terms their latest call added (``add_loss``, activity regularizers), then the
+    callables given to ``add_loss``."""
     import numpy as np
     from .layers import Module
     from .tensor import Tensor, convert_to_tensor
     out, seen = [], set()
-    for m in [module] + [s for s in module.submodules if isinstance(s, Module)]:
-        for attr, reg in (m.__dict__.get("_regularizers") or {}).items():
-            w = getattr(m, attr, None)
+    modules = [module] + [s for s in module.submodules if isinstance(s, Module)]
+
+    def penalty(reg, w):
+        value = reg(w)
+        if not isinstance(value, Tensor):         # a function returning a number
+            value = convert_to_tensor(np.asarray(value, dtype=w._value.dtype))
+        return value
+    for m in modules:
+        pairs = [(reg, getattr(m, attr, None)) for attr, reg in
+                 (m.__dict__.get("_regularizers") or {}).items()]
+        pairs += m.__dict__.get("_weight_regularizers") or []
+        for reg, w in pairs:
             if w is None or id(w) in seen:
                 continue
             seen.add(id(w))
-            value = reg(w)
-            if not isinstance(value, Tensor):         # a function returning a number
-                value = convert_to_tensor(np.asarray(value, dtype=w._value.dtype))
-            out.append(value)
+            out.append(penalty(reg, w))
+    # added during calls: those of this module's latest outermost call (or, when it was only
+    # ever called inside another layer, of the latest call that added any)
+    calls = [(m.__dict__.get("_loss_call"), m.__dict__.get("_call_losses") or [])
+             for m in modules]
+    latest = module.__dict__.get("_top_call")
+    if latest is None:
+        ids = [cid for cid, terms in calls if terms]
+        latest = max(ids) if ids else None
+    for cid, terms in calls:
+        if cid == latest:
+            out.extend(terms)
+    for m in modules:
+        for fn in m.__dict__.get("_loss_fns") or []:
+            value = fn()
+            out.append(value if isinstance(value, Tensor) else convert_to_tensor(value))
     return out
+
+
+def serialize(reg):
+    """A regularizer's config dict (Keras' form), or the function's name."""
+    if isinstance(reg, Regularizer):
+        return _config.serialize(reg)
+    return getattr(reg, "__name__", repr(reg))

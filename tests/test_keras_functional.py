@@ -253,3 +253,44 @@ def test_a_tensor_on_the_left_of_a_symbolic_tensor_says_what_to_do():
         gt.constant([1.0, 2.0, 3.0]) + inp
     model = keras.Model(inp, inp + gt.constant([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(model(np.zeros((1, 3), np.float32)).numpy(), [[1, 2, 3]])
+
+
+def test_add_loss_activity_and_weight_regularizers():
+    class Penalized(L.Layer):
+        def build(self, shape):
+            self.w = self.add_weight("w", (shape[-1], 2), "ones",
+                                     regularizer=keras.regularizers.L1(0.5))
+
+        def call(self, x):
+            y = gt.matmul(x, self.w)
+            self.add_loss(gt.reduce_sum(y) * 0.1)
+            return y
+    layer = Penalized()
+    model = keras.Sequential([layer, L.Dense(1, activity_regularizer=keras.regularizers.L2(1.0),
+                                             kernel_initializer="ones")])
+    x = np.ones((4, 3), np.float32)
+    y = model(x).numpy()
+    values = sorted(float(t.numpy()) for t in model.losses)
+    # weight penalty 0.5 * 6; call loss 0.1 * sum(3 * 8 ones); activity sum(y**2) / batch
+    assert values == pytest.approx(sorted([3.0, 2.4, float((y ** 2).sum() / 4)]), rel=1e-6)
+    model(x[:2])                        # the next call replaces the call losses
+    assert len(model.losses) == 3
+    np.testing.assert_allclose(sorted(float(t.numpy()) for t in model.losses),
+                               sorted([3.0, 1.2, float((y[:2] ** 2).sum() / 2)]), rtol=1e-6)
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    logs = model.evaluate(x, np.zeros((4, 1), np.float32), verbose=0, return_dict=True)
+    assert logs["loss"] == pytest.approx((y ** 2).mean() + 3.0 + 2.4 + (y ** 2).sum() / 4,
+                                         rel=1e-5)
+    bn = L.BatchNormalization(gamma_regularizer="l2")
+    bn(x)
+    assert float(bn.losses[0].numpy()) == pytest.approx(0.01 * 3)
+    assert L.Dense(2, kernel_regularizer=keras.regularizers.L2(0.3)).get_config()[
+        "kernel_regularizer"] == {"class_name": "L2", "config": {"l2": 0.3}}
+
+
+def test_embedding_takes_input_length_and_refuses_masks():
+    emb = L.Embedding(10, 3, input_length=5)
+    model = keras.Sequential([emb, L.Flatten(), L.Dense(1)])
+    assert model.built and model.output_shape == (None, 1)
+    with pytest.raises(ValueError, match="mask_zero"):
+        L.Embedding(10, 3, mask_zero=True)
