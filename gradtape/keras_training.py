@@ -622,21 +622,28 @@ def _check_metric(spec):
 
 # --- the training mixin ------------------------------------------------------------------------
 
-def _class_weights(class_weight, y, sw, who):
-    """``sample_weight`` times each sample's class weight (``y``: class ids, or one-hot)."""
-    from .ops.core import cast
-    from .ops.reduce import argmax
-    from .ops.shape import gather
+def _class_weight_table(class_weight, who):
+    """The class weights as a float32 tensor indexed by class id (made once per fit)."""
     from .tensor import constant
-    if isinstance(y, (list, tuple)) and len(y) == 1:
-        y = y[0]
-    if isinstance(y, (list, tuple, dict)):
-        raise ValueError(f"{who}: class_weight is for models with one output")
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"{who}: class_weight must be a dict {{class id: weight}}, got "
+                        f"{type(class_weight).__name__}")
     keys = sorted(int(k) for k in class_weight)
     if keys != list(range(len(keys))):
         raise ValueError(f"{who}: class_weight must have the keys 0 .. n_classes - 1, got "
                          f"{keys}")
-    table = constant(np.array([float(class_weight[k]) for k in keys], np.float32))
+    return constant(np.array([float(class_weight[k]) for k in keys], np.float32))
+
+
+def _class_weights(table, y, sw, who):
+    """``sample_weight`` times each sample's class weight (``y``: class ids, or one-hot)."""
+    from .ops.core import cast
+    from .ops.reduce import argmax
+    from .ops.shape import gather
+    if isinstance(y, (list, tuple)) and len(y) == 1:
+        y = y[0]
+    if isinstance(y, (list, tuple, dict)):
+        raise ValueError(f"{who}: class_weight is for models with one output")
     shape = tuple(y.shape)
     if len(shape) >= 2 and shape[-1] > 1:
         ids = argmax(y, axis=-1)
@@ -766,9 +773,7 @@ class TrainingMixin:
         elif validation_data is not None:
             val = self._validation_adapter(validation_data, validation_batch_size or batch_size,
                                            validation_steps)
-        if class_weight is not None and not isinstance(class_weight, dict):
-            raise TypeError(f"fit: class_weight must be a dict {{class id: weight}}, got "
-                            f"{type(class_weight).__name__}")
+        table = None if class_weight is None else _class_weight_table(class_weight, "fit")
         due = _validation_due(validation_freq)
         steps = steps_per_epoch if steps_per_epoch is not None else train.size()
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
@@ -784,9 +789,9 @@ class TrainingMixin:
                 step_logs, ran = None, 0
                 for step, batch in enumerate(_limited(train, steps_per_epoch)):
                     cbs.on_train_batch_begin(step)
-                    if class_weight is not None:
+                    if table is not None:
                         bx, by, bsw = batch
-                        batch = (bx, by, _class_weights(class_weight, by, bsw, "fit"))
+                        batch = (bx, by, _class_weights(table, by, bsw, "fit"))
                     step_logs = self.train_step(_packed(batch))
                     ran += 1
                     cbs.on_train_batch_end(step, step_logs)
@@ -903,7 +908,8 @@ class TrainingMixin:
         x, y, sw = _to_tensors(_arrays(x)), _to_tensors(_arrays(y)), _to_tensors(
             _arrays(sample_weight))
         if class_weight is not None:
-            sw = _class_weights(class_weight, y, sw, "train_on_batch")
+            sw = _class_weights(_class_weight_table(class_weight, "train_on_batch"), y, sw,
+                                "train_on_batch")
         return self._batch_result(self.train_step(_packed((x, y, sw))), return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True,

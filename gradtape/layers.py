@@ -125,6 +125,16 @@ def _training_stack():
         return _context.training
 
 
+#: Non-empty once any layer has had a regularizer or an added loss; until then
+#: ``Layer.losses`` returns [] without walking the model (fit reads it every step).
+_LOSS_SOURCES = []
+
+
+def _has_loss_source():
+    if not _LOSS_SOURCES:
+        _LOSS_SOURCES.append(True)
+
+
 def _current_call_id() -> int:
     """The number of the outermost layer call now running in this thread (``add_loss``
     keeps only the losses of a layer's latest outermost call)."""
@@ -418,10 +428,12 @@ class Layer(Module):
                 if value is not None:
                     from .regularizers import get as _get_regularizer
                     self._activity_regularizer = _get_regularizer(value)
+                    _has_loss_source()
             elif key not in ("input_shape", "input_dim", "batch_input_shape", "autocast"):
                 raise TypeError(f"{type(self).__name__}: unexpected keyword argument {key!r}")
         if regs:
             self._regularizers = regs
+            _has_loss_source()
         super().__init__(name=name)
         self._trainable = bool(trainable)
         dt = np.dtype(np.float32) if dtype is None else np_dtype(dtype)
@@ -516,6 +528,7 @@ class Layer(Module):
         var = Variable(value, trainable=trainable, name=f"{self.name}/{name}")
         if regularizer is not None:
             self.__dict__.setdefault("_weight_regularizers", []).append((regularizer, var))
+            _has_loss_source()
         return var
 
     # --- calling ------------------------------------------------------------------------
@@ -608,6 +621,7 @@ class Layer(Module):
         :attr:`losses` is read) to this layer, as Keras: terms added during a call replace
         those of the layer's previous outermost call; ``fit`` adds :attr:`losses` to the
         compiled loss."""
+        _has_loss_source()
         if callable(loss) and not isinstance(loss, Tensor):
             self.__dict__.setdefault("_loss_fns", []).append(loss)
             return
