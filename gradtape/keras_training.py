@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -454,7 +455,7 @@ class LossesContainer:
                 continue
             value = fn(yt, yp, sample_weight=sws[i])
             if self.output_trackers:
-                self.output_trackers[i].update_state(value, sample_weight=batch)
+                _track(self.output_trackers[i], value, batch)
             terms.append(value * w if w != 1.0 else value)
         for reg in regularization_losses or ():
             terms.append(reg)
@@ -464,12 +465,26 @@ class LossesContainer:
         dtype = terms[0]._value.dtype
         terms = [t if t._value.dtype == dtype else cast(t, dtype) for t in terms]
         total = terms[0] if len(terms) == 1 else add_n(terms)
-        self.loss_tracker.update_state(total, sample_weight=batch)
+        _track(self.loss_tracker, total, batch)
         return total
 
     def reset_state(self):
         for m in self.metrics:
             m.reset_state()
+
+
+def _track(tracker, value, batch):
+    """Add a batch's mean loss to a Mean tracker, weighted by the batch size (Keras' epoch
+    loss): two in-place adds, without the general sample-weight path."""
+    from .ops.core import cast
+    if value._value.ndim != 0:
+        tracker.update_state(value, sample_weight=batch)
+        return
+    if value._value.dtype != tracker._dtype:
+        value = cast(value, tracker._dtype)
+    n = float(batch if batch is not None else 1)
+    tracker.total.assign_add(value * n)
+    tracker.count.assign_add(n)
 
 
 def _per_sample_weights(sample_weight, names, n):
@@ -620,6 +635,27 @@ def _check_metric(spec):
         raise TypeError(f"compile: cannot interpret {spec!r} as a metric")
 
 
+class MetricResults(Mapping):
+    """``{metric name: metric.result()}``, each result computed when it is read."""
+
+    __slots__ = ("_metrics",)
+
+    def __init__(self, metrics):
+        self._metrics = {m.name: m for m in metrics}
+
+    def __getitem__(self, name):
+        return self._metrics[name].result()
+
+    def __iter__(self):
+        return iter(self._metrics)
+
+    def __len__(self):
+        return len(self._metrics)
+
+    def __repr__(self):
+        return repr(dict(self.items()))
+
+
 # --- the training mixin ------------------------------------------------------------------------
 
 def _class_weight_table(class_weight, who):
@@ -716,9 +752,11 @@ class TrainingMixin:
         self.compiled_metrics.update_state(y, y_pred, sample_weight)
         return self.get_metrics_result()
 
-    def get_metrics_result(self) -> dict:
-        """``{name: current value}`` of :attr:`metrics` (tensors on the device)."""
-        return {m.name: m.result() for m in self.metrics}
+    def get_metrics_result(self):
+        """``{name: current value}`` of :attr:`metrics`: a read-only mapping whose values
+        (tensors on the device) are computed when read, so a step whose logs nobody reads
+        pays nothing for them."""
+        return MetricResults(self.metrics)
 
     def train_step(self, data):
         """One optimizer step on a batch: forward under a tape, the compiled loss, the
