@@ -453,7 +453,7 @@ class LossesContainer:
                 batch = int(yp.shape[0])
             if fn is None or yt is None:
                 continue
-            value = fn(yt, yp, sample_weight=sws[i])
+            value = fn(yt, yp, sample_weight=_masked_weights(yp, sws[i]))
             if self.output_trackers:
                 _track(self.output_trackers[i], value, batch)
             terms.append(value * w if w != 1.0 else value)
@@ -485,6 +485,22 @@ def _track(tracker, value, batch):
     n = float(batch if batch is not None else 1)
     tracker.total.assign_add(value * n)
     tracker.count.assign_add(n)
+
+
+def _masked_weights(y_pred, sample_weight):
+    """As Keras: a prediction's mask (``Embedding(mask_zero=True)``, ``Masking``) is a
+    sample weight of its loss and metrics, times any given one."""
+    from .layers import get_mask
+    mask = get_mask(y_pred)
+    if mask is None:
+        return sample_weight
+    from .ops.core import cast
+    m = cast(mask, np.float32)
+    if sample_weight is None:
+        return m
+    sw = sample_weight if hasattr(sample_weight, "_value") else _to_tensors(
+        np.asarray(sample_weight, np.float32))
+    return cast(sw, np.float32) * m
 
 
 def _per_sample_weights(sample_weight, names, n):
@@ -597,7 +613,8 @@ class MetricsContainer:
             if yt is None:
                 continue
             for m, weighted in row:
-                m.update_state(yt, yp, sample_weight=sw if weighted else None)
+                m.update_state(yt, yp, sample_weight=_masked_weights(yp, sw if weighted
+                                                                     else None))
 
     def reset_state(self):
         for m in self.metrics:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from math import prod as _prod
 import inspect
 import threading
+import weakref
 
 import numpy as np
 
@@ -50,7 +51,7 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
            "GlobalMaxPooling1D", "GlobalMaxPool1D", "DepthwiseConv2D", "SeparableConv2D",
            "SpatialDropout1D", "SpatialDropout2D", "GaussianDropout", "Normalization",
-           "Identity", "Dot", "Attention"]
+           "Identity", "Dot", "Attention", "Masking"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -383,7 +384,71 @@ class InputSpec:
         return (f"InputSpec(ndim={self.ndim}, min_ndim={self.min_ndim}, axes={self.axes})")
 
 
+# --- Keras masks: a boolean tensor riding along with a layer's output ---------------------------
+
+#: id(tensor) -> (weak reference to the tensor, its mask); entries go with their tensors.
+_MASKS: dict = {}
+
+
+def set_mask(tensor, mask) -> None:
+    """Attach ``mask`` (a boolean tensor, e.g. ``[batch, time]``) to ``tensor``, as Keras'
+    ``_keras_mask``; layers called on ``tensor`` that take a ``mask`` argument receive it."""
+    key = id(tensor)
+
+    def drop(ref, key=key):
+        entry = _MASKS.get(key)
+        if entry is not None and entry[0] is ref:
+            del _MASKS[key]
+    if mask is None:
+        _MASKS.pop(key, None)
+        return
+    _MASKS[key] = (weakref.ref(tensor, drop), mask)
+
+
+def get_mask(tensor):
+    """The mask attached to ``tensor`` by the layer that made it (None if none)."""
+    if not _MASKS:
+        return None
+    entry = _MASKS.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+        return None
+    return entry[1]
+
+
+def _input_mask(x):
+    if isinstance(x, Tensor):
+        return get_mask(x)
+    if isinstance(x, (list, tuple)):
+        masks = [get_mask(t) if isinstance(t, Tensor) else None for t in x]
+        return masks if any(m is not None for m in masks) else None
+    return None
+
+
+def _attach_masks(out, mask):
+    if isinstance(out, Tensor):
+        if not isinstance(mask, (list, tuple)):
+            set_mask(out, mask)
+        return
+    if isinstance(out, (list, tuple)):
+        masks = mask if isinstance(mask, (list, tuple)) else [mask] + [None] * (len(out) - 1)
+        for t, m in zip(out, masks):
+            if isinstance(t, Tensor) and not isinstance(m, (list, tuple)):
+                set_mask(t, m)
+
+
 _accepts_training_cache: dict = {}
+_accepts_mask_cache: dict = {}
+
+
+def _call_accepts_mask(cls) -> bool:
+    found = _accepts_mask_cache.get(cls)
+    if found is None:
+        try:
+            found = "mask" in inspect.signature(cls.call).parameters
+        except (TypeError, ValueError):
+            found = False
+        _accepts_mask_cache[cls] = found
+    return found
 
 
 def _call_accepts_training(cls) -> bool:
@@ -590,6 +655,15 @@ class Layer(Module):
             self.built = True
         if _call_accepts_training(type(self)):
             kwargs["training"] = training
+        masking = bool(_MASKS) or self._makes_masks
+        if masking:
+            mask = kwargs.get("mask")
+            if mask is None:
+                mask = _input_mask(x)
+                if mask is None and x is not inputs:        # the cast copy has none
+                    mask = _input_mask(inputs)
+                if mask is not None and _call_accepts_mask(type(self)):
+                    kwargs["mask"] = mask
         stack.append(training)
         try:
             if dev is None or dev is current_device():
@@ -599,9 +673,23 @@ class Layer(Module):
                     out = self.call(x, *args, **kwargs)
             if self._activity_regularizer is not None:
                 self._add_activity_loss(out)
+            if masking:
+                out_mask = self.compute_mask(x, mask)
+                if out_mask is not None:
+                    _attach_masks(out, out_mask)
             return out
         finally:
             stack.pop()
+
+    #: Whether the layer passes its input's mask on unchanged (Keras' ``supports_masking``).
+    supports_masking = False
+    #: Whether the layer makes masks of its own (Embedding with ``mask_zero``, Masking).
+    _makes_masks = False
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this layer's output: the input's when :attr:`supports_masking`,
+        else none."""
+        return mask if self.supports_masking else None
 
     #: ``activity_regularizer=``: a penalty on the layer's output, added by each call.
     _activity_regularizer = None
@@ -1021,6 +1109,8 @@ class Dense(Layer):
     Inputs of rank > 2 are contracted over their last axis.
     """
 
+    supports_masking = True
+
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -1301,6 +1391,8 @@ class Reshape(Layer):
 class Activation(Layer):
     """Apply an activation given by name or callable."""
 
+    supports_masking = True
+
     autocast = False
 
     def __init__(self, activation, name=None, **kwargs):
@@ -1321,6 +1413,8 @@ class ReLU(Activation):
 class Dropout(Layer):
     """Zero a ``rate`` fraction of the inputs and scale the rest by ``1 / (1 - rate)`` when
     ``training``; the identity otherwise."""
+
+    supports_masking = True
 
     autocast = False
 
@@ -1358,6 +1452,8 @@ def _norm_axes(axis, ndim, who, name):
 class LayerNormalization(Layer):
     """Normalise each example over ``axis`` to zero mean and unit variance, then scale by
     ``gamma`` and shift by ``beta`` (``epsilon`` 1e-3 as Keras)."""
+
+    supports_masking = True
 
     _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
 
@@ -1416,6 +1512,8 @@ class BatchNormalization(Layer):
     (1 - momentum)``; otherwise, or when the layer is frozen (``trainable=False``), the moving
     statistics are used and nothing changes.
     """
+
+    supports_masking = True
 
     _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
 
@@ -1501,13 +1599,11 @@ class Embedding(Layer):
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
                  mask_zero=False, input_length=None, **kwargs):
-        if mask_zero:
-            raise ValueError("Embedding: mask_zero=True is not supported (gradtape layers do "
-                             "not propagate masks); pad with an id whose effect the model "
-                             "learns, or mask the loss with sample_weight")
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (int(input_length),)     # Keras 2: the sequence length
         super().__init__(name=name, **kwargs)
+        self.mask_zero = bool(mask_zero)
+        self._makes_masks = self.mask_zero
         self.input_dim = _positive_int(input_dim, "input_dim", "Embedding")
         self.output_dim = _positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = _init.get(embeddings_initializer)
@@ -1537,6 +1633,12 @@ class Embedding(Layer):
         from . import nn
         return nn.embedding_lookup(self.embeddings, inputs)
 
+    def compute_mask(self, inputs, mask=None):
+        """With ``mask_zero``: True where the id is not 0 (padding), as Keras."""
+        if not self.mask_zero:
+            return None
+        return _m.not_equal(inputs, 0)
+
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim,
                 "output_dim": self.output_dim}
@@ -1552,4 +1654,4 @@ from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # n
                            AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D,
                            GlobalMaxPooling1D, GlobalMaxPool1D, DepthwiseConv2D,
                            SeparableConv2D, SpatialDropout1D, SpatialDropout2D,
-                           GaussianDropout, Normalization, Identity, Dot, Attention)
+                           GaussianDropout, Normalization, Identity, Dot, Attention, Masking)

@@ -27,6 +27,8 @@ class LeakyReLU(Layer):
     """``x`` for ``x >= 0``, ``alpha * x`` below (Keras' default ``alpha`` is 0.3;
     ``negative_slope`` is Keras 3's name for it)."""
 
+    supports_masking = True
+
     def __init__(self, alpha=0.3, negative_slope=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.alpha = float(alpha if negative_slope is None else negative_slope)
@@ -43,6 +45,8 @@ class LeakyReLU(Layer):
 
 class ELU(Layer):
     """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` below."""
+
+    supports_masking = True
 
     def __init__(self, alpha=1.0, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -76,6 +80,8 @@ class Softmax(Layer):
 
 class PReLU(Layer):
     """Leaky ReLU with a learned slope per unit (shared along ``shared_axes``)."""
+
+    supports_masking = True
 
     def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -397,6 +403,8 @@ class Permute(Layer):
 class Rescaling(Layer):
     """``inputs * scale + offset`` (``Rescaling(1 / 255)`` for pixel values)."""
 
+    supports_masking = True
+
     def __init__(self, scale, offset=0.0, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.scale = float(scale)
@@ -412,6 +420,8 @@ class Rescaling(Layer):
 
 class GaussianNoise(Layer):
     """Add zero-mean normal noise of ``stddev`` when training; the identity otherwise."""
+
+    supports_masking = True
 
     def __init__(self, stddev, seed=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -437,6 +447,8 @@ class GaussianNoise(Layer):
 class TimeDistributed(Layer):
     """Apply ``layer`` to every time step of ``(batch, time, ...)`` inputs (the time axis
     folded into the batch, so one call of the layer does every step)."""
+
+    supports_masking = True
 
     autocast = False
     _builds_on_call = False
@@ -489,13 +501,13 @@ class Bidirectional(Layer):
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
 
-    def call(self, inputs, initial_state=None, training=False):
+    def call(self, inputs, initial_state=None, training=False, mask=None):
         f_init = b_init = None
         if initial_state is not None:
             half = len(initial_state) // 2
             f_init, b_init = list(initial_state[:half]), list(initial_state[half:])
-        fwd = self.forward_layer(inputs, initial_state=f_init, training=training)
-        bwd = self.backward_layer(inputs, initial_state=b_init, training=training)
+        fwd = self.forward_layer(inputs, initial_state=f_init, training=training, mask=mask)
+        bwd = self.backward_layer(inputs, initial_state=b_init, training=training, mask=mask)
         f_states = b_states = []
         if self.return_state:
             fwd, f_states = fwd[0], fwd[1:]
@@ -516,6 +528,14 @@ class Bidirectional(Layer):
             head = merged if isinstance(merged, list) else [merged]
             return head + list(f_states) + list(b_states)
         return merged
+
+    def compute_mask(self, inputs, mask=None):
+        out = mask if self.return_sequences else None
+        heads = [out, out] if self.merge_mode is None else [out]
+        if self.return_state:
+            n = len(self.forward_layer.cell.state_size)
+            return heads + [None] * (2 * n)
+        return heads if self.merge_mode is None else out
 
     def get_config(self):
         return {**super().get_config(), "merge_mode": self.merge_mode,
@@ -728,18 +748,70 @@ MaxPool1D = MaxPooling1D
 AvgPool1D = AveragePooling1D
 
 
-class GlobalAveragePooling1D(_GlobalPool2D):
-    """The mean over the steps of ``(batch, steps, channels)`` inputs."""
+class _GlobalPool1D(_GlobalPool2D):
+    _ndim = 3
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        if self.data_format != "channels_last":
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': a mask needs "
+                             "channels_last inputs")
+        keep = _sh.expand_dims(_core.cast(mask, inputs._value.dtype), -1)   # [B, T, 1]
+        return self._masked(inputs, keep)
+
+
+class GlobalAveragePooling1D(_GlobalPool1D):
+    """The mean over the steps of ``(batch, steps, channels)`` inputs (with a mask: over the
+    unmasked steps)."""
 
     _reduce = "reduce_mean"
-    _ndim = 3
+
+    def _masked(self, x, keep):
+        from .ops.reduce import reduce_sum
+        total = reduce_sum(x * keep, axis=1, keepdims=self.keepdims)
+        return total / _m.maximum(reduce_sum(keep, axis=1, keepdims=self.keepdims), 1.0)
 
 
-class GlobalMaxPooling1D(_GlobalPool2D):
-    """The maximum over the steps of ``(batch, steps, channels)`` inputs."""
+class GlobalMaxPooling1D(_GlobalPool1D):
+    """The maximum over the steps of ``(batch, steps, channels)`` inputs (with a mask: over
+    the unmasked steps)."""
 
     _reduce = "reduce_max"
-    _ndim = 3
+
+    def _masked(self, x, keep):
+        from .ops.reduce import reduce_max
+        # masked steps pushed to the lowest finite value, so they never win
+        low = float(np.finfo(x._value.dtype).min)
+        return reduce_max(x * keep + (1.0 - keep) * low, axis=1, keepdims=self.keepdims)
+
+
+class Masking(Layer):
+    """Mask the time steps whose features all equal ``mask_value``: the output is the input
+    with those steps zeroed, and carries the mask ``any(x != mask_value, axis=-1)`` to the
+    layers that take one (recurrent layers, pooling, attention, the loss in ``fit``)."""
+
+    supports_masking = True
+    _makes_masks = True
+    autocast = False
+
+    def __init__(self, mask_value=0.0, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.mask_value = float(mask_value)
+
+    def _keep(self, inputs):
+        from .ops.reduce import reduce_any
+        return reduce_any(_m.not_equal(inputs, self.mask_value), axis=-1)
+
+    def call(self, inputs):
+        keep = self._keep(inputs)
+        return inputs * _sh.expand_dims(_core.cast(keep, inputs._value.dtype), -1)
+
+    def compute_mask(self, inputs, mask=None):
+        return self._keep(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
 
 
 GlobalAvgPool1D = GlobalAveragePooling1D
@@ -877,6 +949,8 @@ class SpatialDropout2D(_SpatialDropout):
 class GaussianDropout(Layer):
     """Multiply by normal noise of mean 1 and standard deviation ``sqrt(rate / (1 -
     rate))`` when training; the identity otherwise."""
+
+    supports_masking = True
 
     autocast = False
 
@@ -1018,6 +1092,8 @@ def _device_scope_of(data):
 class Identity(Layer):
     """Returns its input unchanged (a placeholder in a model)."""
 
+    supports_masking = True
+
     autocast = False
 
     def call(self, inputs):
@@ -1157,6 +1233,9 @@ class Attention(Layer):
             out = out * cast(_sh.expand_dims(convert_to_tensor(q_mask, dtype="bool"), -1),
                              out._value.dtype)
         return (out, weights) if return_attention_scores else out
+
+    def compute_mask(self, inputs, mask=None):
+        return mask[0] if isinstance(mask, (list, tuple)) and mask else None
 
     def get_config(self):
         return {**super().get_config(), "use_scale": self.use_scale,

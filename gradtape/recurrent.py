@@ -280,7 +280,7 @@ class RNN(Layer):
                                 rate=cell.recurrent_dropout)
         return drop_in, drop_h
 
-    def call(self, inputs, initial_state=None, training=False):
+    def call(self, inputs, initial_state=None, training=False, mask=None):
         cell = self.cell
         x = inputs
         batch, steps = x._value.shape[0], x._value.shape[1]
@@ -303,15 +303,34 @@ class RNN(Layer):
                                      f"state {i} has shape {tuple(s._value.shape)}, expected "
                                      f"{want}")
                 states[i] = _core.cast(s, x.dtype) if s.dtype != x.dtype else s
+        keep = None
+        if mask is not None:
+            mask = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
+            if tuple(mask._value.shape) != (batch, steps):
+                raise ValueError(f"{type(self).__name__} layer '{self.name}': the mask has "
+                                 f"shape {tuple(mask._value.shape)}, expected {(batch, steps)}")
+            keep = _sh.unstack(_sh.expand_dims(_core.cast(mask, x.dtype), -1), axis=1)
+            if self.go_backwards:
+                keep = keep[::-1]
         outputs = []
         if steps:
             xw = cell.project(x)                         # [batch, time, gates * units]
             per_step = _sh.unstack(xw, axis=1)
             if self.go_backwards:
                 per_step = per_step[::-1]
-            for xw_t in per_step:
+            prev = None
+            for t, xw_t in enumerate(per_step):
                 h_in = states[0] * drop_h if drop_h is not None else None
-                out, states = cell.step(xw_t, states, h_in=h_in)
+                out, new_states = cell.step(xw_t, states, h_in=h_in)
+                if keep is not None:
+                    # a masked step keeps the states and repeats the last output, as Keras
+                    k = keep[t]
+                    new_states = [k * n + (1.0 - k) * o for n, o in zip(new_states, states)]
+                    if prev is None:
+                        prev = _core.zeros_like(out)
+                    out = k * out + (1.0 - k) * prev
+                    prev = out
+                states = new_states
                 outputs.append(out)
         if self.return_sequences:
             output = _sh.stack(outputs, axis=1) if outputs else \
@@ -321,6 +340,12 @@ class RNN(Layer):
         if self.return_state:
             return [output] + list(states)
         return output
+
+    def compute_mask(self, inputs, mask=None):
+        out = mask if self.return_sequences else None
+        if self.return_state:
+            return [out] + [None] * len(self.cell.state_size)
+        return out
 
     def get_config(self):
         return {**super().get_config(), "return_sequences": self.return_sequences,

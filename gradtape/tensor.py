@@ -121,6 +121,13 @@ class Tensor:
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 
+    @property
+    def _keras_mask(self):
+        """The Keras mask a layer attached to this tensor (``Embedding(mask_zero=True)``,
+        ``Masking``), or None."""
+        from .layers import get_mask
+        return get_mask(self)
+
     def __init__(self, value, device: Device):
         self._value = value
         self._device = device

@@ -288,9 +288,7 @@ def test_add_loss_activity_and_weight_regularizers():
         "kernel_regularizer"] == {"class_name": "L2", "config": {"l2": 0.3}}
 
 
-def test_embedding_takes_input_length_and_refuses_masks():
+def test_embedding_takes_input_length():
     emb = L.Embedding(10, 3, input_length=5)
     model = keras.Sequential([emb, L.Flatten(), L.Dense(1)])
     assert model.built and model.output_shape == (None, 1)
-    with pytest.raises(ValueError, match="mask_zero"):
-        L.Embedding(10, 3, mask_zero=True)

@@ -1,0 +1,121 @@
+"""Keras masks: Embedding(mask_zero=True) and Masking make them, recurrent layers, pooling,
+attention and fit's loss and metrics use them, pass-through layers carry them."""
+import gc
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+keras = gt.keras
+L = keras.layers
+
+TOKENS = np.array([[3, 4, 5, 0, 0], [1, 2, 0, 0, 0], [6, 7, 8, 9, 1]])
+LENGTHS = [3, 2, 5]
+
+
+def _embed(seed=0):
+    emb = L.Embedding(10, 4, mask_zero=True,
+                      embeddings_initializer=keras.initializers.RandomNormal(seed=seed))
+    return emb, emb(TOKENS)
+
+
+def test_embedding_makes_a_mask_and_pass_through_layers_carry_it():
+    emb, e = _embed()
+    np.testing.assert_array_equal(e._keras_mask.numpy(), TOKENS != 0)
+    d = L.Dropout(0.5)(L.Dense(3)(e))
+    np.testing.assert_array_equal(d._keras_mask.numpy(), TOKENS != 0)
+    assert L.Flatten()(e)._keras_mask is None             # a layer that drops it
+    assert L.Embedding(10, 4)(TOKENS)._keras_mask is None
+
+
+@pytest.mark.parametrize("layer", ["lstm", "gru", "simple", "backwards"])
+def test_recurrent_layers_skip_masked_steps(layer):
+    make = {"lstm": lambda: L.LSTM(3), "gru": lambda: L.GRU(3),
+            "simple": lambda: L.SimpleRNN(3), "backwards": lambda: L.LSTM(3, go_backwards=True)}
+    _, e = _embed()
+    rnn = make[layer]()
+    got = rnn(e).numpy()
+    for i, n in enumerate(LENGTHS):
+        np.testing.assert_allclose(got[i], rnn(e[i:i + 1, :n]).numpy()[0], rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_sequences_repeat_the_last_output_and_keep_the_mask():
+    _, e = _embed()
+    lstm = L.LSTM(3, return_sequences=True)
+    seq = lstm(e)
+    np.testing.assert_array_equal(seq._keras_mask.numpy(), TOKENS != 0)
+    out = seq.numpy()
+    for i, n in enumerate(LENGTHS):
+        np.testing.assert_allclose(out[i, :n], lstm(e[i:i + 1, :n]).numpy()[0], rtol=1e-5,
+                                   atol=1e-7)
+        for t in range(n, 5):
+            np.testing.assert_array_equal(out[i, t], out[i, n - 1])
+    both = L.Bidirectional(L.LSTM(2))
+    got = both(e).numpy()
+    for i, n in enumerate(LENGTHS):
+        np.testing.assert_allclose(got[i], both(e[i:i + 1, :n]).numpy()[0], rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_pooling_and_masking_layer():
+    _, e = _embed()
+    x = e.numpy()
+    keep = (TOKENS != 0)[..., None]
+    avg = L.GlobalAveragePooling1D()(e).numpy()
+    np.testing.assert_allclose(avg, (x * keep).sum(1) / keep.sum(1), rtol=1e-6)
+    mx = L.GlobalMaxPooling1D()(e).numpy()
+    np.testing.assert_allclose(mx, np.where(keep, x, -np.inf).max(1), rtol=1e-6)
+    raw = np.ones((2, 4, 3), np.float32)
+    raw[0, 2:] = -1.0
+    masked = L.Masking(mask_value=-1.0)(raw)
+    np.testing.assert_array_equal(masked._keras_mask.numpy(), [[1, 1, 0, 0], [1, 1, 1, 1]])
+    np.testing.assert_array_equal(masked.numpy()[0, 2:], 0.0)
+    att = L.Attention()
+    q = L.Dense(4)(e)
+    out = att([q, e])
+    np.testing.assert_array_equal(out._keras_mask.numpy(), TOKENS != 0)
+
+
+def test_masked_gradients_do_not_reach_the_padding():
+    emb, e0 = _embed()
+    lstm = L.LSTM(3)
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_sum(lstm(emb(TOKENS)))
+    g = tape.gradient(loss, emb.embeddings)
+    g = g.numpy() if not hasattr(g, "values") else gt.convert_to_tensor(g).numpy()
+    np.testing.assert_array_equal(g[0], 0.0)             # id 0 is only ever padding
+    assert np.abs(g[3]).sum() > 0
+
+
+def test_fit_weighs_the_loss_by_the_mask():
+    gt.random.set_seed(1)
+    inp = keras.Input(shape=(5,), dtype="int32")
+    h = L.Embedding(10, 4, mask_zero=True)(inp)
+    h = L.LSTM(3, return_sequences=True)(h)
+    model = keras.Model(inp, L.Dense(2)(h))
+    labels = (TOKENS % 2).astype(np.int64)
+    model.compile(keras.optimizers.SGD(0.0),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    logs = model.evaluate(TOKENS, labels, verbose=0, return_dict=True)
+    logits = model(TOKENS).numpy()
+    shifted = logits - logits.max(-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    per = -np.take_along_axis(logp, labels[..., None], -1)[..., 0]
+    keep = TOKENS != 0
+    # Keras 2: the mask is a sample weight; the mean is over every element
+    assert logs["loss"] == pytest.approx((per * keep).sum() / per.size, rel=1e-5)
+    hit = logits.argmax(-1) == labels
+    assert logs["accuracy"] == pytest.approx((hit * keep).sum() / keep.sum(), rel=1e-6)
+
+
+def test_masks_go_with_their_tensors():
+    from gradtape import layers as layers_mod
+    before = len(layers_mod._MASKS)
+    _, e = _embed()
+    assert len(layers_mod._MASKS) == before + 1
+    del e
+    gc.collect()
+    assert len(layers_mod._MASKS) == before
