@@ -633,10 +633,12 @@ class MultiHeadAttention(Layer):
         self._built_dims = (int(q_shape[-1]), int(v_shape[-1]), int(k_shape[-1]))
 
     def call(self, inputs, attention_mask=None, return_attention_scores=False, training=False,
-             use_causal_mask=False):
+             use_causal_mask=False, mask=None):
         from .ops.linalg import einsum
         from . import nn
         q_in, v_in, k_in = inputs
+        if mask is not None:
+            attention_mask = self._keras_attention_mask(mask, attention_mask)
         dims = (q_in._value.shape[-1], v_in._value.shape[-1], k_in._value.shape[-1])
         batches = {q_in._value.shape[0], v_in._value.shape[0], k_in._value.shape[0]}
         if len(batches) > 1:
@@ -666,6 +668,31 @@ class MultiHeadAttention(Layer):
         if self.output_bias is not None:
             out = out + self.output_bias
         return (out, probs) if return_attention_scores else out
+
+    @staticmethod
+    def _keras_attention_mask(masks, attention_mask):
+        """As Keras: the inputs' masks (query ``[B, T]``, value and key ``[B, S]``) as an
+        attention mask ``[B, T, S]``, and-ed with a given one."""
+        q_mask, v_mask, k_mask = (list(masks) + [None, None, None])[:3]
+        parts = []
+        if q_mask is not None:
+            parts.append(_sh.expand_dims(convert_to_tensor(q_mask, dtype="bool"), -1))
+        for m in (v_mask, k_mask):
+            if m is not None:
+                parts.append(_sh.expand_dims(convert_to_tensor(m, dtype="bool"), 1))
+        if attention_mask is not None:
+            a = attention_mask if isinstance(attention_mask, Tensor) else \
+                convert_to_tensor(attention_mask)
+            parts.append(a if a._value.dtype == np.bool_ else _m.not_equal(a, 0))
+        if not parts:
+            return None
+        out = parts[0]
+        for m in parts[1:]:
+            out = _m.logical_and(out, m)
+        return out
+
+    def compute_mask(self, inputs, mask=None):
+        return mask[0] if isinstance(mask, (list, tuple)) and mask else None
 
     def _mask(self, attention_mask, causal, q_in, v_in):
         t, s = q_in._value.shape[1], v_in._value.shape[1]

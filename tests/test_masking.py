@@ -119,3 +119,20 @@ def test_masks_go_with_their_tensors():
     del e
     gc.collect()
     assert len(layers_mod._MASKS) == before
+
+
+def test_multi_head_attention_uses_the_query_and_value_masks():
+    _, e = _embed()
+    mha = L.MultiHeadAttention(num_heads=2, key_dim=3, seed=0)
+    out, scores = mha(e, e, return_attention_scores=True)
+    keep = TOKENS != 0
+    s = scores.numpy()
+    # padded keys get no weight; padded queries attend as Keras' and-ed mask makes them
+    for i, n in enumerate(LENGTHS):
+        np.testing.assert_allclose(s[i, :, :n, n:], 0.0, atol=1e-7)
+        np.testing.assert_allclose(s[i, :, :n, :n].sum(-1), 1.0, rtol=1e-5)
+    bare = e + 0.0                                       # the same values, no mask
+    assert bare._keras_mask is None
+    explicit = mha(bare, bare, attention_mask=keep[:, :, None] & keep[:, None, :])
+    np.testing.assert_allclose(out.numpy()[keep], explicit.numpy()[keep], rtol=1e-6)
+    np.testing.assert_array_equal(out._keras_mask.numpy(), keep)
