@@ -9,7 +9,7 @@ from . import initializers as _init
 from . import keras_graph as _kg
 from .layers import (Dropout, InputSpec, Layer, _GlobalPool2D, _activation_name,
                      _bias_activation, _channels_last, _kernel_options, _pair, _padding,
-                     _positive_int)
+                     _positive_int, get_mask, set_mask)
 from .ops import core as _core
 from .ops import math as _m
 from .ops import shape as _sh
@@ -268,9 +268,26 @@ class _Merge(Layer):
             raise ValueError(f"{type(self).__name__} layer '{self.name}': expects a list of at "
                              f"least {self._min_inputs} inputs, got {type(inputs).__name__}")
         tensors = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
-        tensors = [_core.cast(t, self._dtype) if t._value.dtype != self._dtype
-                   and t._value.dtype.kind in "fiub" else t for t in tensors]
-        return super().__call__(tensors, *args, **kwargs)
+        cast = [_core.cast(t, self._dtype) if t._value.dtype != self._dtype
+                and t._value.dtype.kind in "fiub" else t for t in tensors]
+        for before, after in zip(tensors, cast):
+            if after is not before:                      # the cast copy keeps the Keras mask
+                m = get_mask(before)
+                if m is not None:
+                    set_mask(after, m)
+        return super().__call__(cast, *args, **kwargs)
+
+    supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """As Keras: a position is kept where every masked input keeps it."""
+        if mask is None:
+            return None
+        out = None
+        for m in mask:
+            if m is not None:
+                out = m if out is None else _m.logical_and(out, m)
+        return out
 
     def call(self, inputs):
         out = inputs[0]
@@ -341,6 +358,19 @@ class Concatenate(_Merge):
 
     def call(self, inputs):
         return _sh.concat(list(inputs), axis=self.axis)
+
+    def compute_mask(self, inputs, mask=None):
+        """Along the feature axis: kept where every input keeps it; along another axis: the
+        masks joined the same way (an input without one counts as all kept)."""
+        if mask is None:
+            return None
+        rank = inputs[0]._value.ndim
+        axis = self.axis % rank
+        if axis == rank - 1:
+            return super().compute_mask(inputs, mask)
+        parts = [m if m is not None else _core.ones(tuple(t._value.shape[:-1]), dtype="bool")
+                 for t, m in zip(inputs, mask)]
+        return _sh.concat(parts, axis=axis)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

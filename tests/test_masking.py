@@ -136,3 +136,21 @@ def test_multi_head_attention_uses_the_query_and_value_masks():
     explicit = mha(bare, bare, attention_mask=keep[:, :, None] & keep[:, None, :])
     np.testing.assert_allclose(out.numpy()[keep], explicit.numpy()[keep], rtol=1e-6)
     np.testing.assert_array_equal(out._keras_mask.numpy(), keep)
+
+
+def test_merge_layers_combine_masks():
+    _, e = _embed()
+    other = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0], [1, 0, 1, 1, 1]])
+    _, f = _embed(seed=1)
+    gt.layers.set_mask(f, gt.constant(other != 0))
+    keep = (TOKENS != 0) & (other != 0)
+    np.testing.assert_array_equal(L.Add()([e, f])._keras_mask.numpy(), keep)
+    np.testing.assert_array_equal(L.Concatenate()([e, f])._keras_mask.numpy(), keep)
+    time_cat = L.Concatenate(axis=1)([e, f])
+    np.testing.assert_array_equal(time_cat._keras_mask.numpy(),
+                                  np.concatenate([TOKENS != 0, other != 0], 1))
+    g = gt.cast(f, "float64")                                # (an op: no mask of its own)
+    assert g._keras_mask is None
+    gt.layers.set_mask(g, gt.constant(other != 0))
+    half = L.Average()([e, g])                       # the layer's float32 copy keeps the mask
+    np.testing.assert_array_equal(half._keras_mask.numpy(), keep)
