@@ -15,6 +15,7 @@ node; any other gradtape function of a symbolic tensor needs a ``keras.layers.La
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -240,6 +241,15 @@ def has_symbols(inputs, args, kwargs) -> bool:
     return False
 
 
+_PROBING = threading.local()
+
+
+def probing() -> bool:
+    """Whether this thread is running a shape probe of a symbolic call (which is not a real
+    call: it sets no layer's latest-call marks)."""
+    return getattr(_PROBING, "depth", 0) > 0
+
+
 @contextlib.contextmanager
 def _paused_tapes():
     from .registry import thread_state
@@ -277,6 +287,7 @@ def symbolic_call(layer, inputs, args, kwargs):
         concrete = [_probe(v, run) if isinstance(v, KerasTensor) else v for v in flat]
         ci, ca, ck = _nest.pack_sequence_as(structure, concrete)
         ck["training"] = False          # a probe never updates statistics or draws noise
+        _PROBING.depth = getattr(_PROBING, "depth", 0) + 1
         try:
             with _paused_tapes():
                 out = layer(ci, *ca, **ck)
@@ -288,6 +299,8 @@ def symbolic_call(layer, inputs, args, kwargs):
                                  f"there; give the Input that size ({type(exc).__name__}: "
                                  f"{exc})") from exc
             raise
+        finally:
+            _PROBING.depth -= 1
         leaves = _nest.flatten(out)
         for leaf in leaves:
             if not isinstance(leaf, Tensor):

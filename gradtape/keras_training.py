@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 
 import numpy as np
 
@@ -453,7 +453,7 @@ class LossesContainer:
                 batch = int(yp.shape[0])
             if fn is None or yt is None:
                 continue
-            value = fn(yt, yp, sample_weight=_masked_weights(yp, sws[i]))
+            value = fn(yt, yp, sample_weight=_masked_weights(yp, sws[i], for_loss=True))
             if self.output_trackers:
                 _track(self.output_trackers[i], value, batch)
             terms.append(value * w if w != 1.0 else value)
@@ -487,20 +487,32 @@ def _track(tracker, value, batch):
     tracker.count.assign_add(n)
 
 
-def _masked_weights(y_pred, sample_weight):
+def _masked_weights(y_pred, sample_weight, for_loss=False):
     """As Keras: a prediction's mask (``Embedding(mask_zero=True)``, ``Masking``) is a
-    sample weight of its loss and metrics, times any given one."""
+    sample weight of its loss and metrics, times any given one (a per-sample weight is
+    spread over the masked axes). For the loss the mask is scaled by ``size / kept``, as
+    tf.keras 2.13+ and Keras 3 do, so the mean runs over the unmasked entries."""
     from .layers import get_mask
     mask = get_mask(y_pred)
     if mask is None:
         return sample_weight
     from .ops.core import cast
+    from .ops.math import maximum
+    from .ops.reduce import reduce_sum
+    from .ops.shape import reshape
     m = cast(mask, np.float32)
+    if for_loss:
+        total = float(int(np.prod(m._value.shape)))
+        m = m * (total / maximum(reduce_sum(m), 1.0))
     if sample_weight is None:
         return m
     sw = sample_weight if hasattr(sample_weight, "_value") else _to_tensors(
         np.asarray(sample_weight, np.float32))
-    return cast(sw, np.float32) * m
+    sw = cast(sw, np.float32)
+    extra = m._value.ndim - sw._value.ndim
+    if extra > 0:
+        sw = reshape(sw, tuple(sw._value.shape) + (1,) * extra)
+    return sw * m
 
 
 def _per_sample_weights(sample_weight, names, n):
@@ -652,22 +664,44 @@ def _check_metric(spec):
         raise TypeError(f"compile: cannot interpret {spec!r} as a metric")
 
 
-class MetricResults(Mapping):
-    """``{metric name: metric.result()}``, each result computed when it is read."""
+class MetricResults(MutableMapping):
+    """``{metric name: metric.result()}``, each result computed when it is read (so a step
+    whose logs nobody reads pays nothing; a value read after ``reset_metrics`` is the reset
+    one). Entries may be added or replaced, as in the dict Keras returns."""
 
-    __slots__ = ("_metrics",)
+    __slots__ = ("_metrics", "_set")
 
     def __init__(self, metrics):
         self._metrics = {m.name: m for m in metrics}
+        self._set = {}
 
     def __getitem__(self, name):
+        if name in self._set:
+            return self._set[name]
         return self._metrics[name].result()
 
+    def __setitem__(self, name, value):
+        self._set[name] = value
+
+    def __delitem__(self, name):
+        found = False
+        if name in self._set:
+            del self._set[name]
+            found = True
+        if name in self._metrics:
+            del self._metrics[name]
+            found = True
+        if not found:
+            raise KeyError(name)
+
     def __iter__(self):
-        return iter(self._metrics)
+        yield from self._metrics
+        for k in self._set:
+            if k not in self._metrics:
+                yield k
 
     def __len__(self):
-        return len(self._metrics)
+        return len(self._metrics) + sum(1 for k in self._set if k not in self._metrics)
 
     def __repr__(self):
         return repr(dict(self.items()))

@@ -425,6 +425,8 @@ def _input_mask(x):
 
 
 def _attach_masks(out, mask):
+    if mask is not None and not isinstance(mask, (Tensor, list, tuple)):
+        mask = convert_to_tensor(np.asarray(mask, dtype=bool))   # a mask given as an array
     if isinstance(out, Tensor):
         if not isinstance(mask, (list, tuple)):
             set_mask(out, mask)
@@ -438,6 +440,18 @@ def _attach_masks(out, mask):
 
 _accepts_training_cache: dict = {}
 _accepts_mask_cache: dict = {}
+
+
+_makes_masks_cache: dict = {}
+
+
+def _makes_masks(cls) -> bool:
+    """Whether ``cls`` defines its own ``compute_mask`` (Embedding, Masking, recurrent and
+    merge layers, user layers): its output may carry a mask with none on the input."""
+    found = _makes_masks_cache.get(cls)
+    if found is None:
+        found = _makes_masks_cache[cls] = cls.compute_mask is not Layer.compute_mask
+    return found
 
 
 def _call_accepts_mask(cls) -> bool:
@@ -630,7 +644,8 @@ class Layer(Module):
         stack = _training_stack()
         if not stack:                        # an outermost call: a new round of add_loss
             _context.call_id += 1
-            self.__dict__["_top_call"] = _context.call_id
+            if not _kg.probing():
+                self.__dict__["_top_call"] = _context.call_id
         if training is None:
             training = stack[-1] if stack else False
         training = bool(training)
@@ -655,7 +670,7 @@ class Layer(Module):
             self.built = True
         if _call_accepts_training(type(self)):
             kwargs["training"] = training
-        masking = bool(_MASKS) or self._makes_masks
+        masking = bool(_MASKS) or _makes_masks(type(self)) or "mask" in kwargs
         if masking:
             mask = kwargs.get("mask")
             if mask is None:
@@ -683,9 +698,6 @@ class Layer(Module):
 
     #: Whether the layer passes its input's mask on unchanged (Keras' ``supports_masking``).
     supports_masking = False
-    #: Whether the layer makes masks of its own (Embedding with ``mask_zero``, Masking).
-    _makes_masks = False
-
     def compute_mask(self, inputs, mask=None):
         """The mask of this layer's output: the input's when :attr:`supports_masking`,
         else none."""
@@ -709,6 +721,8 @@ class Layer(Module):
         :attr:`losses` is read) to this layer, as Keras: terms added during a call replace
         those of the layer's previous outermost call; ``fit`` adds :attr:`losses` to the
         compiled loss."""
+        if _kg.probing():
+            return                           # a shape probe on zeros adds nothing
         _has_loss_source()
         if callable(loss) and not isinstance(loss, Tensor):
             self.__dict__.setdefault("_loss_fns", []).append(loss)
@@ -731,6 +745,27 @@ class Layer(Module):
         if self._activity_regularizer is not None:
             config["activity_regularizer"] = serialize(self._activity_regularizer)
         return config
+
+
+def _child_modules(module):
+    """The modules held directly by ``module``'s attributes (inside lists, tuples and dicts
+    too), in attribute order, each once."""
+    out, seen = [], set()
+
+    def visit(v):
+        if isinstance(v, Module):
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                visit(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                visit(item)
+    for _, v in module._tracked_items():
+        visit(v)
+    return out
 
 
 _KerasTensor = _kg.KerasTensor
@@ -931,7 +966,11 @@ class Model(TrainingMixin, Layer):
         else:
             subs = self.__dict__.get("layers")
             if subs is None:
-                subs = [v for _, v in self._tracked_items() if isinstance(v, Module)]
+                if not self.built:
+                    raise ValueError(f"{type(self).__name__} '{self.name}'.summary: the model "
+                                     "has not been built yet; call it on a batch of data (or "
+                                     "build it) first")
+                subs = _child_modules(self)
             built = {id(layer): node for layer, node in self.__dict__.get("_build_nodes", ())}
             for layer in subs:
                 node = built.get(id(layer))
@@ -1013,7 +1052,18 @@ class Sequential(Model):
     def pop(self):
         if not self.layers:
             raise IndexError(f"Sequential '{self.name}'.pop: there are no layers")
-        return self.layers.pop()
+        layer = self.layers.pop()
+        for owner, node in self.__dict__.get("_build_nodes", ()):
+            if owner is layer:
+                _kg.forget_nodes(owner, [node])
+        self._build_nodes = [(o, n) for o, n in self.__dict__.get("_build_nodes", ())
+                             if o is not layer]
+        if self.layers and self._input_batch_shape is not None:
+            self.build(self._input_batch_shape)
+        elif not self.layers:
+            self.__dict__.pop("inputs", None)
+            self.__dict__.pop("outputs", None)
+        return layer
 
     def build(self, input_shape=None) -> None:
         """Create every weight for inputs of ``input_shape`` (``None`` for unknown sizes):
@@ -1603,7 +1653,6 @@ class Embedding(Layer):
             kwargs["input_shape"] = (int(input_length),)     # Keras 2: the sequence length
         super().__init__(name=name, **kwargs)
         self.mask_zero = bool(mask_zero)
-        self._makes_masks = self.mask_zero
         self.input_dim = _positive_int(input_dim, "input_dim", "Embedding")
         self.output_dim = _positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = _init.get(embeddings_initializer)

@@ -529,6 +529,9 @@ class Bidirectional(Layer):
                              "(go_backwards) from layer")
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
+        # as Keras: with sequences, masked steps give zeros (not the last output) both ways
+        self.forward_layer.zero_output_for_mask = self.return_sequences
+        self.backward_layer.zero_output_for_mask = self.return_sequences
         self.return_state = layer.return_state
 
     def call(self, inputs, initial_state=None, training=False, mask=None):
@@ -839,8 +842,11 @@ class GlobalMaxPooling1D(_GlobalPool1D):
     def _masked(self, x, keep):
         from .ops.reduce import reduce_max
         # masked steps pushed to the lowest finite value, so they never win
+        from .ops.reduce import reduce_max as _rmax
         low = float(np.finfo(x._value.dtype).min)
-        return reduce_max(x * keep + (1.0 - keep) * low, axis=1, keepdims=self.keepdims)
+        top = reduce_max(x * keep + (1.0 - keep) * low, axis=1, keepdims=self.keepdims)
+        # a row with every step masked gives 0, not the lowest float
+        return top * _rmax(keep, axis=1, keepdims=self.keepdims)
 
 
 class Masking(Layer):
@@ -1097,8 +1103,8 @@ class Normalization(Layer):
         else:
             arr = data.numpy() if isinstance(data, Tensor) else np.asarray(data)
             if batch_size is not None:
-                n = int(batch_size)
-                batches = (arr[i:i + n] for i in range(0, len(arr), n))
+                step = int(batch_size)
+                batches = (arr[i:i + step] for i in range(0, len(arr), step))
             else:
                 batches = iter([arr])
         count, mean, m2, shape = 0, None, None, None
@@ -1259,10 +1265,10 @@ class Attention(Layer):
             if self.scale is not None:
                 scores = scores * self.scale
         else:
-            s = tanh(_sh.expand_dims(q, 2) + _sh.expand_dims(k, 1))
+            s = _sh.expand_dims(q, 2) + _sh.expand_dims(k, 1)
             if self.scale is not None:
                 s = s * self.scale
-            scores = self.concat_score_weight * reduce_sum(s, axis=-1)
+            scores = self.concat_score_weight * reduce_sum(tanh(s), axis=-1)
         tq, tv = int(q._value.shape[1]), int(v._value.shape[1])
         keep = None
         q_mask = v_mask = None
@@ -1289,7 +1295,7 @@ class Attention(Layer):
         if q_mask is not None:
             out = out * cast(_sh.expand_dims(convert_to_tensor(q_mask, dtype="bool"), -1),
                              out._value.dtype)
-        return (out, weights) if return_attention_scores else out
+        return (out, attn) if return_attention_scores else out
 
     def compute_mask(self, inputs, mask=None):
         return mask[0] if isinstance(mask, (list, tuple)) and mask else None

@@ -10,8 +10,10 @@ TensorFlow 2's default). The input projection of every time step is one matrix p
 before the loop; each step then adds the recurrent product. ``dropout`` and
 ``recurrent_dropout`` use one mask per sequence (the same at every step), as Keras does,
 shared by all gates (Keras draws one per gate when ``recurrent_dropout`` is set).
-The time loop runs eagerly (``unroll`` changes nothing); stateful layers and masks are not
-supported.
+The time loop runs eagerly (``unroll`` changes nothing). With a Keras mask
+(``Embedding(mask_zero=True)``, ``Masking``, or ``mask=``) a masked step keeps the states
+and repeats the last output (zeros with ``zero_output_for_mask``, as Bidirectional sets with
+sequences). Stateful layers are not supported.
 """
 from __future__ import annotations
 
@@ -235,8 +237,13 @@ class RNN(Layer):
     Keras). Call with ``initial_state=[...]`` to start from given states (zeros otherwise).
     """
 
+    #: Masked steps output zeros instead of repeating the last output (Bidirectional sets it
+    #: with return_sequences, as Keras).
+    zero_output_for_mask = False
+
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
-                 stateful=False, unroll=False, time_major=False, name=None, **kwargs):
+                 stateful=False, unroll=False, time_major=False, zero_output_for_mask=False,
+                 name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         if not isinstance(cell, _Cell):
             raise TypeError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell, got "
@@ -251,6 +258,7 @@ class RNN(Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         self.input_spec = InputSpec(ndim=3)
 
     @property
@@ -326,7 +334,7 @@ class RNN(Layer):
                     # a masked step keeps the states and repeats the last output, as Keras
                     k = keep[t]
                     new_states = [k * n + (1.0 - k) * o for n, o in zip(new_states, states)]
-                    if prev is None:
+                    if prev is None or self.zero_output_for_mask:
                         prev = _core.zeros_like(out)
                     out = k * out + (1.0 - k) * prev
                     prev = out
@@ -359,7 +367,8 @@ _CELL_KEYS = {"activation", "recurrent_activation", "use_bias", "kernel_initiali
               "recurrent_regularizer", "bias_regularizer"}
 _LAYER_KEYS = {"return_sequences", "return_state", "go_backwards", "stateful", "unroll",
                "time_major", "name", "trainable", "input_shape", "input_dim",
-               "batch_input_shape", "dtype", "autocast"}
+               "batch_input_shape", "dtype", "autocast", "activity_regularizer",
+               "zero_output_for_mask"}
 
 
 class _CellLayer(RNN):

@@ -129,17 +129,13 @@ def collect_losses(module):
                 continue
             seen.add(id(w))
             out.append(penalty(reg, w))
-    # added during calls: those of this module's latest outermost call (or, when it was only
-    # ever called inside another layer, of the latest call that added any)
-    calls = [(m.__dict__.get("_loss_call"), m.__dict__.get("_call_losses") or [])
-             for m in modules]
-    latest = module.__dict__.get("_top_call")
-    if latest is None:
-        ids = [cid for cid, terms in calls if terms]
-        latest = max(ids) if ids else None
-    for cid, terms in calls:
-        if cid == latest:
-            out.extend(terms)
+    # added during calls: each layer's terms from its latest call, unless this module has
+    # been called (as the outermost layer) since then and the layer was not part of it
+    since = module.__dict__.get("_top_call")
+    for m in modules:
+        cid = m.__dict__.get("_loss_call")
+        if cid is not None and (since is None or cid >= since):
+            out.extend(m.__dict__.get("_call_losses") or [])
     for m in modules:
         for fn in m.__dict__.get("_loss_fns") or []:
             value = fn()

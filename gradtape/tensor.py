@@ -128,6 +128,11 @@ class Tensor:
         from .layers import get_mask
         return get_mask(self)
 
+    @_keras_mask.setter
+    def _keras_mask(self, mask):
+        from .layers import set_mask
+        set_mask(self, mask)
+
     def __init__(self, value, device: Device):
         self._value = value
         self._device = device

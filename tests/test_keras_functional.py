@@ -292,3 +292,53 @@ def test_embedding_takes_input_length():
     emb = L.Embedding(10, 3, input_length=5)
     model = keras.Sequential([emb, L.Flatten(), L.Dense(1)])
     assert model.built and model.output_shape == (None, 1)
+
+
+def test_layer_losses_inside_models_and_after_probes():
+    d = L.Dense(2, activity_regularizer="l2", kernel_initializer="ones")
+    model = keras.Sequential([L.InputLayer(input_shape=(3,)), d])
+    assert d.losses == [] and model.losses == []          # building adds no loss
+    x = np.ones((2, 3), np.float32)
+    model(x)
+    assert len(d.losses) == 1 and len(model.losses) == 1
+    # outputs of 3: l2 0.01 * sum(y ** 2) over the batch of 2
+    np.testing.assert_allclose(d.losses[0].numpy(), 0.01 * 36 / 2, rtol=1e-6)
+    d(x[:1] * 2)                                           # a later call of d alone
+    np.testing.assert_allclose(d.losses[0].numpy(), 0.01 * 72, rtol=1e-6)
+    np.testing.assert_allclose(model.losses[0].numpy(), 0.01 * 72, rtol=1e-6)   # d's latest
+    model(x)
+    np.testing.assert_allclose(model.losses[0].numpy(), 0.01 * 36 / 2, rtol=1e-6)
+
+
+def test_train_step_logs_can_be_extended_and_pop_rebuilds():
+    class Extra(keras.Sequential):
+        def train_step(self, data):
+            logs = super().train_step(data)
+            logs["extra"] = 1.5
+            return logs
+    model = Extra([keras.Input(shape=(3,)), L.Dense(4), L.Dense(2)])
+    model.compile("sgd", "mse")
+    hist = model.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), verbose=0)
+    assert hist.history["extra"] == [1.5]
+    model.pop()
+    assert model.output_shape == (None, 4) and len(model.layers) == 1
+
+
+def test_summary_of_a_subclassed_model_lists_its_layers():
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [L.Dense(3), L.Dense(2)]
+            self.head = L.Dense(1)
+
+        def call(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return self.head(x)
+    net = Net()
+    with pytest.raises(ValueError, match="not been built"):
+        net.summary()
+    net(np.ones((1, 4), np.float32))
+    lines = []
+    net.summary(print_fn=lines.append)
+    assert len(lines) == 4 + 3 + 5 and lines[-4] == f"Total params: {15 + 8 + 3}"

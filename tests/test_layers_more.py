@@ -227,5 +227,30 @@ def test_recurrent_layers_take_weight_regularizers():
     k, r = lstm.cell.kernel.numpy(), lstm.cell.recurrent_kernel.numpy()
     np.testing.assert_allclose([t.numpy() for t in lstm.losses],
                                [0.5 * (k ** 2).sum(), 0.01 * np.abs(r).sum()], rtol=1e-10)
-    with pytest.raises(TypeError, match="activity_regularizer"):
-        L.GRU(3, activity_regularizer="l2")
+    gru = L.GRU(3, activity_regularizer="l2", dtype="float64")
+    out = gru(_rand(2, 4, 5)).numpy()
+    np.testing.assert_allclose(gru.losses[0].numpy(), 0.01 * (out ** 2).sum() / 2, rtol=1e-10)
+    with pytest.raises(TypeError, match="cell_regularizer"):
+        L.GRU(3, cell_regularizer="l2")
+
+
+def test_review_fixes_adapt_batches_concat_scale_and_pool_arguments():
+    x = np.arange(40.0).reshape(20, 2)
+    norm = L.Normalization(axis=None)
+    norm.adapt(x, batch_size=5)
+    np.testing.assert_allclose([float(norm.mean.numpy().ravel()[0]),
+                                float(norm.variance.numpy().ravel()[0])], [19.5, 133.25],
+                               rtol=1e-6)
+    q, v = _rand(1, 2, 3), _rand(1, 4, 3, seed=1)
+    att = L.Attention(score_mode="concat", use_scale=True, dtype="float64")
+    att([q, v])
+    att.scale.assign(2.0)
+    s = np.tanh(2.0 * (q[:, :, None] + v[:, None])).sum(-1)
+    np.testing.assert_allclose(att([q, v]).numpy(), _softmax(s) @ v, rtol=1e-10)
+    seq = _rand(2, 6, 3)
+    np.testing.assert_array_equal(gt.nn.max_pool1d(seq, [1, 2, 1], [1, 2, 1], "VALID").numpy(),
+                                  gt.nn.max_pool1d(seq, 2, 2, "VALID").numpy())
+    img, w = _rand(1, 3, 6, 6), _rand(3, 3, 3, 1, seed=2)
+    nchw = gt.nn.depthwise_conv2d(img, w, [1, 1, 2, 2], "VALID", data_format="NCHW").numpy()
+    nhwc = gt.nn.depthwise_conv2d(np.transpose(img, (0, 2, 3, 1)), w, 2, "VALID").numpy()
+    np.testing.assert_allclose(nchw, np.transpose(nhwc, (0, 3, 1, 2)), rtol=1e-12)

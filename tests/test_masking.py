@@ -105,8 +105,13 @@ def test_fit_weighs_the_loss_by_the_mask():
     logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
     per = -np.take_along_axis(logp, labels[..., None], -1)[..., 0]
     keep = TOKENS != 0
-    # Keras 2: the mask is a sample weight; the mean is over every element
-    assert logs["loss"] == pytest.approx((per * keep).sum() / per.size, rel=1e-5)
+    # tf.keras 2.13+ / Keras 3: the mean runs over the unmasked entries
+    assert logs["loss"] == pytest.approx((per * keep).sum() / keep.sum(), rel=1e-5)
+    # a per-sample weight is spread over the time steps (batch 3, 5 steps)
+    sw = np.array([1.0, 0.0, 2.0], np.float32)
+    logs = model.evaluate(TOKENS, labels, sample_weight=sw, verbose=0, return_dict=True)
+    w = sw[:, None] * keep * (keep.size / keep.sum())
+    assert logs["loss"] == pytest.approx((per * w).sum() / per.size, rel=1e-5)
     hit = logits.argmax(-1) == labels
     assert logs["accuracy"] == pytest.approx((hit * keep).sum() / keep.sum(), rel=1e-6)
 
@@ -154,3 +159,39 @@ def test_merge_layers_combine_masks():
     gt.layers.set_mask(g, gt.constant(other != 0))
     half = L.Average()([e, g])                       # the layer's float32 copy keeps the mask
     np.testing.assert_array_equal(half._keras_mask.numpy(), keep)
+
+
+def test_a_mask_given_by_hand_or_made_by_compute_mask_flows_on():
+    from gradtape import layers as layers_mod
+    x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
+    m = np.array([[1, 1, 0, 0], [1, 1, 1, 0]], bool)
+    assert not layers_mod._MASKS
+    out = L.LSTM(2, return_sequences=True)(x, mask=m)    # no mask alive anywhere else
+    np.testing.assert_array_equal(out._keras_mask.numpy(), m)
+    pooled = L.GlobalAveragePooling1D()(out).numpy()
+    np.testing.assert_allclose(pooled, (out.numpy() * m[..., None]).sum(1) / m.sum(1)[:, None],
+                               rtol=1e-6)
+    del out
+
+    class Pad(L.Layer):
+        def call(self, inputs):
+            return inputs
+
+        def compute_mask(self, inputs, mask=None):
+            return gt.not_equal(gt.reduce_sum(inputs, axis=-1), 0.0)
+    y = x.copy()
+    y[0, 3] = 0.0
+    t = Pad()(y)
+    np.testing.assert_array_equal(t._keras_mask.numpy(), [[1, 1, 1, 0], [1, 1, 1, 1]])
+    t._keras_mask = gt.constant(m)                       # TF's idiom
+    np.testing.assert_array_equal(t._keras_mask.numpy(), m)
+
+
+def test_bidirectional_sequences_zero_masked_steps_and_full_masks_pool_to_zero():
+    _, e = _embed()
+    out = L.Bidirectional(L.LSTM(2, return_sequences=True))(e).numpy()
+    for i, n in enumerate(LENGTHS):
+        np.testing.assert_array_equal(out[i, n:], 0.0)
+    empty = gt.constant(np.ones((1, 3, 2), np.float32))
+    gt.layers.set_mask(empty, gt.constant(np.zeros((1, 3), bool)))
+    np.testing.assert_array_equal(L.GlobalMaxPooling1D()(empty).numpy(), 0.0)

@@ -882,8 +882,9 @@ _conv_bp_filter = defop("conv2d_backprop_filter", _conv_bp_filter_fwd, _conv_bp_
                         save_output=False, batch_rule=False)
 
 
-def _spatial_arg(value, opname, what, default=1):
-    """``strides``/``dilations``/``ksize`` given as an int or a list of 1, 2 or 4 -> (h, w)."""
+def _spatial_arg(value, opname, what, default=1, channels_first=False):
+    """``strides``/``dilations``/``ksize`` given as an int or a list of 1, 2 or 4 (in the
+    data format's axis order) -> (h, w)."""
     if value is None:
         return (default, default)
     if isinstance(value, Tensor):
@@ -897,10 +898,12 @@ def _spatial_arg(value, opname, what, default=1):
         elif len(v) == 2:
             vals = (v[0], v[1])
         elif len(v) == 4:
-            if v[0] != 1 or v[3] != 1:
+            batch, chan, h, w = (v[0], v[1], v[2], v[3]) if channels_first else \
+                (v[0], v[3], v[1], v[2])
+            if batch != 1 or chan != 1:
                 raise ValueError(f"{opname}: {what} {v} must be 1 in the batch and channel "
                                  "dimensions")
-            vals = (v[1], v[2])
+            vals = (h, w)
         else:
             raise ValueError(f"{opname}: {what} must be an int or a list of 1, 2 or 4 ints, "
                              f"got {value!r}")
@@ -1054,8 +1057,8 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     if fc != c:
         raise ValueError(f"{opname}: input has {c} channels but filters of shape "
                          f"{tuple(w._value.shape)} expect {fc}")
-    s = _spatial_arg(strides, opname, "strides")
-    d = _spatial_arg(dilations, opname, "dilations")
+    s = _spatial_arg(strides, opname, "strides", channels_first=cf)
+    d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
     pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
     oh = _out_size(h, kh, s[0], d[0], pads[0])
     ow = _out_size(wd, kw, s[1], d[1], pads[1])
@@ -1089,8 +1092,8 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
     if fc != c or g._value.shape[3] != o or g._value.shape[0] != n:
         raise ValueError(f"{opname}: filters of shape {tuple(w._value.shape)} do not connect "
                          f"input {tuple(g._value.shape)} to output_shape {out_shape}")
-    s = _spatial_arg(strides, opname, "strides")
-    d = _spatial_arg(dilations, opname, "dilations")
+    s = _spatial_arg(strides, opname, "strides", channels_first=cf)
+    d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
     pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
     expect = (_out_size(h, kh, s[0], d[0], pads[0]), _out_size(wd, kw, s[1], d[1], pads[1]))
     if expect != tuple(g._value.shape[1:3]):
@@ -1283,17 +1286,24 @@ def _pool(op, opname, input, ksize, strides, padding, data_format, rank):
         if cf:
             x = transpose(x, (0, 2, 1))
         x = expand_dims(x, 1)
-        k1 = _spatial_arg(ksize, opname, "ksize")
-        s1 = _spatial_arg(strides, opname, "strides")
-        if not isinstance(ksize, (int, np.integer)) and len(list(ksize)) == 3:
-            k1 = (int(list(ksize)[1]),) * 2
-        if not isinstance(strides, (int, np.integer)) and len(list(strides)) == 3:
-            s1 = (int(list(strides)[1]),) * 2
+
+        def one(value, what):
+            # an int, [k], or TF's [1, k, 1] (NWC) / [1, 1, k] (NCW)
+            if not isinstance(value, (int, np.integer, Tensor)) and len(list(value)) == 3:
+                v = [int(a) for a in value]
+                k = v[2] if cf else v[1]
+                if (v[0], v[1] if cf else v[2]) != (1, 1):
+                    raise ValueError(f"{opname}: {what} {v} must be 1 in the batch and "
+                                     "channel dimensions")
+                return (k, k)
+            return _spatial_arg(value, opname, what)
+        k1 = one(ksize, "ksize")
+        s1 = one(strides, "strides")
         k, s = (1, k1[1]), (1, s1[1])
     else:
         x = _to_nhwc(x, cf)
-        k = _spatial_arg(ksize, opname, "ksize")
-        s = _spatial_arg(strides, opname, "strides")
+        k = _spatial_arg(ksize, opname, "ksize", channels_first=cf)
+        s = _spatial_arg(strides, opname, "strides", channels_first=cf)
     shape = tuple(x._value.shape)
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
         raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
@@ -1361,8 +1371,8 @@ def depthwise_conv2d(input, filter, strides, padding, data_format="NHWC", dilati
     if fc != c:
         raise ValueError(f"{opname}: input has {c} channels but the filter of shape "
                          f"{tuple(w._value.shape)} expects {fc}")
-    s = _spatial_arg(strides, opname, "strides")
-    d = _spatial_arg(dilations, opname, "dilations")
+    s = _spatial_arg(strides, opname, "strides", channels_first=cf)
+    d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
     if s != (1, 1) and d != (1, 1):
         raise ValueError(f"{opname}: strides {s} with dilations {d}: one of them must be 1 "
                          "(as in TensorFlow)")
