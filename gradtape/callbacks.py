@@ -370,10 +370,10 @@ class EarlyStopping(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Save the model's weights (safetensors) after each epoch, or every ``save_freq``
+    """Save the model (or only its weights) after each epoch, or every ``save_freq``
     batches; ``filepath`` may hold ``{epoch}`` and log keys (``"w-{epoch:02d}-{val_loss:.2f}"``);
-    ``save_best_only`` keeps only improvements of ``monitor``. gradtape saves weights, not
-    whole models: ``save_weights_only`` must be true."""
+    ``save_best_only`` keeps only improvements of ``monitor``; ``save_weights_only=False``
+    (the default) writes the whole model with ``model.save``."""
 
     _tensor_logs = True
 
@@ -381,10 +381,6 @@ class ModelCheckpoint(Callback):
                  save_weights_only=False, mode="auto", save_freq="epoch",
                  initial_value_threshold=None):
         super().__init__()
-        if not save_weights_only:
-            raise ValueError("ModelCheckpoint: gradtape saves weights (safetensors), not whole "
-                             "models; pass save_weights_only=True (and rebuild the model in "
-                             "code before load_weights)")
         if save_freq != "epoch" and (not isinstance(save_freq, int) or save_freq <= 0):
             raise ValueError(f"ModelCheckpoint: save_freq must be 'epoch' or a positive int, "
                              f"got {save_freq!r}")
@@ -392,7 +388,7 @@ class ModelCheckpoint(Callback):
         self.monitor = monitor
         self.verbose = verbose
         self.save_best_only = bool(save_best_only)
-        self.save_weights_only = True
+        self.save_weights_only = bool(save_weights_only)
         self.mode = _monitor_op(mode, monitor, "ModelCheckpoint")
         self.save_freq = save_freq
         self.best = (float(initial_value_threshold) if initial_value_threshold is not None
@@ -421,7 +417,10 @@ class ModelCheckpoint(Callback):
         folder = os.path.dirname(path)
         if folder:
             os.makedirs(folder, exist_ok=True)
-        self.model.save_weights(path)
+        if self.save_weights_only:
+            self.model.save_weights(path)
+        else:
+            self.model.save(path)
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch

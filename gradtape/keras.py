@@ -14,7 +14,8 @@ from .keras_training import Sequence
 from .layers import InputLayer, Layer, Model, Sequential
 
 __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regularizers",
-           "callbacks", "activations", "utils", "backend", "models", "Sequential", "Model",
+           "callbacks", "activations", "utils", "backend", "models", "saving", "Sequential",
+           "Model",
            "Layer", "Input", "InputLayer", "KerasTensor"]
 
 
@@ -93,8 +94,19 @@ utils = types.SimpleNamespace(to_categorical=_to_categorical, Sequence=Sequence,
 utils.__doc__ = ("Keras' data utilities: gt.keras.utils.to_categorical(labels, num_classes), "
                  "Sequence, unpack_x_y_sample_weight.")
 
-models = types.SimpleNamespace(Sequential=Sequential, Model=Model)
-models.__doc__ = "Keras' model classes: gt.keras.models.Sequential, gt.keras.models.Model."
+from . import saving as _saving  # noqa: E402
+
+models = types.SimpleNamespace(Sequential=Sequential, Model=Model,
+                               load_model=_saving.load_model, save_model=_saving.save_model)
+models.__doc__ = ("Keras' model classes and files: gt.keras.models.Sequential, Model, "
+                  "load_model, save_model.")
+saving = types.SimpleNamespace(load_model=_saving.load_model, save_model=_saving.save_model,
+                               register_keras_serializable=_saving.register_keras_serializable,
+                               serialize_keras_object=_saving.serialize_layer,
+                               deserialize_keras_object=_saving.deserialize_layer)
+saving.__doc__ = "Keras' saving API: load_model, save_model, register_keras_serializable."
+layers.serialize = _saving.serialize_layer
+layers.deserialize = _saving.deserialize_layer
 
 
 def _clear_session():

@@ -735,8 +735,20 @@ class Layer(Module):
             self._loss_call = cid
         self._call_losses.append(loss)
 
+    @classmethod
+    def from_config(cls, config):
+        """A new layer from :meth:`get_config`'s dict (as Keras: ``cls(**config)``)."""
+        return cls(**config)
+
+    #: Constructor arguments that are initializers: argument -> attribute (get_config).
+    _INITIALIZER_ARGS = {}
+
     def get_config(self) -> dict:
         config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype.name}
+        for arg, attr in self._INITIALIZER_ARGS.items():
+            init = getattr(self, attr, None)
+            if isinstance(init, _init.Initializer):
+                config[arg] = _init.serialize(init)
         from .regularizers import serialize
         attrs = {v: k for k, v in self._REGULARIZABLE.items()}
         for attr, reg in (self.__dict__.get("_regularizers") or {}).items():
@@ -931,6 +943,14 @@ class Model(TrainingMixin, Layer):
         y = self.output
         return [tuple(t.shape) for t in y] if isinstance(y, list) else tuple(y.shape)
 
+    def save(self, filepath, overwrite=True, **kwargs):
+        """Write the architecture, compile arguments and weights to one file (see
+        :mod:`gradtape.saving`); ``gt.keras.models.load_model`` reads it back."""
+        from .saving import save_model
+        if kwargs.get("save_format") not in (None, "keras", "tf", "h5"):
+            raise ValueError(f"save: unknown save_format {kwargs['save_format']!r}")
+        return save_model(self, filepath, overwrite=overwrite)
+
     def get_layer(self, name=None, index=None):
         """A layer of the model by ``name`` or by position (``index``) in ``model.layers``."""
         layers = self.__dict__.get("layers")
@@ -1011,7 +1031,7 @@ class Sequential(Model):
     _builds_on_call = False
 
     _UNTRACKED = Model._UNTRACKED | {"_input_batch_shape", "_adding", "_build_nodes",
-                                     "_input_dtype"}
+                                     "_input_dtype", "_seen_input_shape"}
 
     def __init__(self, layers=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -1094,6 +1114,11 @@ class Sequential(Model):
         self.built = True
 
     def call(self, inputs, training=False):
+        if self._input_batch_shape is None and "_seen_input_shape" not in self.__dict__ and \
+                isinstance(inputs, Tensor):
+            # the input shape of a Sequential built by calling it (for save/load_model)
+            self._seen_input_shape = (None,) + tuple(inputs._value.shape[1:])
+            self._input_dtype = inputs._value.dtype
         x = inputs
         for layer in self.layers:
             x = layer(x, training=training) if isinstance(layer, Layer) else layer(x)
@@ -1163,6 +1188,9 @@ class Dense(Layer):
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
+    _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
+                         "bias_initializer": "bias_initializer"}
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -1195,6 +1223,9 @@ class Conv2D(Layer):
     """2-D convolution over NHWC inputs, kernel ``(kh, kw, in_channels, filters)`` (TF layout)."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+
+    _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
+                         "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True,
@@ -1251,6 +1282,9 @@ class Conv1D(Layer):
     the left only, so step t sees steps up to t)."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+
+    _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
+                         "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, activation=None, use_bias=True,
@@ -1437,6 +1471,9 @@ class Reshape(Layer):
                              f"{shape[1:]} to {target} (input shape {shape})")
         return _sh.reshape(inputs, (shape[0],) + target)
 
+    def get_config(self):
+        return {**super().get_config(), "target_shape": self.target_shape}
+
 
 class Activation(Layer):
     """Apply an activation given by name or callable."""
@@ -1451,6 +1488,12 @@ class Activation(Layer):
 
     def call(self, inputs):
         return self.activation(inputs)
+
+    def get_config(self):
+        config = super().get_config()
+        if type(self) is Activation:
+            config["activation"] = _activation_name(self.activation)
+        return config
 
 
 class ReLU(Activation):
@@ -1484,7 +1527,8 @@ class Dropout(Layer):
                           rng=self._seeded_generator(inputs._device))
 
     def get_config(self):
-        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed,
+                "noise_shape": None if self.noise_shape is None else list(self.noise_shape)}
 
 
 def _norm_axes(axis, ndim, who, name):
@@ -1506,6 +1550,9 @@ class LayerNormalization(Layer):
     supports_masking = True
 
     _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
+
+    _INITIALIZER_ARGS = {"beta_initializer": "beta_initializer",
+                         "gamma_initializer": "gamma_initializer"}
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", name=None, **kwargs):
@@ -1566,6 +1613,11 @@ class BatchNormalization(Layer):
     supports_masking = True
 
     _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
+
+    _INITIALIZER_ARGS = {"beta_initializer": "beta_initializer",
+                         "gamma_initializer": "gamma_initializer",
+                         "moving_mean_initializer": "moving_mean_initializer",
+                         "moving_variance_initializer": "moving_variance_initializer"}
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
@@ -1647,6 +1699,8 @@ class Embedding(Layer):
 
     _REGULARIZABLE = {"embeddings": "embeddings"}
 
+    _INITIALIZER_ARGS = {"embeddings_initializer": "embeddings_initializer"}
+
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
                  mask_zero=False, input_length=None, **kwargs):
         if input_length is not None and "input_shape" not in kwargs:
@@ -1690,7 +1744,7 @@ class Embedding(Layer):
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim}
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero}
 
 
 # recurrent layers (their module builds on Layer)

@@ -83,6 +83,8 @@ class PReLU(Layer):
 
     supports_masking = True
 
+    _INITIALIZER_ARGS = {"alpha_initializer": "alpha_initializer"}
+
     def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.alpha_initializer = _init.get(alpha_initializer)
@@ -108,6 +110,9 @@ class PReLU(Layer):
     def call(self, inputs):
         return _m.maximum(inputs, 0.0) + self.alpha * _m.minimum(inputs, 0.0)
 
+    def get_config(self):
+        return {**super().get_config(), "shared_axes": list(self.shared_axes) or None}
+
 
 # --- convolution, resampling, padding ---------------------------------------------------------
 
@@ -117,6 +122,9 @@ class Conv2DTranspose(Layer):
     ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+
+    _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
+                         "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
@@ -496,6 +504,16 @@ class TimeDistributed(Layer):
         out = self.layer(flat, training=training)
         return _sh.reshape(out, shape[:2] + tuple(out._value.shape[1:]))
 
+    def get_config(self):
+        from .saving import serialize_layer
+        return {**super().get_config(), "layer": serialize_layer(self.layer)}
+
+    @classmethod
+    def from_config(cls, config):
+        from .saving import deserialize_layer
+        config = dict(config)
+        return cls(deserialize_layer(config.pop("layer")), **config)
+
 
 class Bidirectional(Layer):
     """Run a recurrent layer forwards and a copy of it backwards, and merge their outputs
@@ -571,8 +589,20 @@ class Bidirectional(Layer):
         return heads if self.merge_mode is None else out
 
     def get_config(self):
+        from .saving import serialize_layer
         return {**super().get_config(), "merge_mode": self.merge_mode,
-                "layer": self.forward_layer.get_config()}
+                "layer": serialize_layer(self.forward_layer),
+                "backward_layer": serialize_layer(self.backward_layer)}
+
+    @classmethod
+    def from_config(cls, config):
+        from .saving import deserialize_layer
+        config = dict(config)
+        layer = deserialize_layer(config.pop("layer"))
+        backward = config.pop("backward_layer", None)
+        if backward is not None:
+            backward = deserialize_layer(backward)
+        return cls(layer, backward_layer=backward, **config)
 
 
 # --- attention --------------------------------------------------------------------------------
@@ -890,6 +920,9 @@ class DepthwiseConv2D(Layer):
 
     _REGULARIZABLE = {"depthwise": "depthwise_kernel", "bias": "bias"}
 
+    _INITIALIZER_ARGS = {"depthwise_initializer": "kernel_initializer",
+                         "bias_initializer": "bias_initializer"}
+
     def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
                  data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
                  depthwise_initializer="glorot_uniform", bias_initializer="zeros", name=None,
@@ -941,6 +974,10 @@ class SeparableConv2D(DepthwiseConv2D):
 
     _REGULARIZABLE = {"depthwise": "depthwise_kernel", "pointwise": "pointwise_kernel",
                       "bias": "bias"}
+
+    _INITIALIZER_ARGS = {"depthwise_initializer": "kernel_initializer",
+                         "pointwise_initializer": "pointwise_initializer",
+                         "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,

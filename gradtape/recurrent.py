@@ -360,6 +360,16 @@ class RNN(Layer):
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
                 "cell": self.cell.get_config()}
 
+    @classmethod
+    def from_config(cls, config):
+        from .saving import deserialize_layer
+        config = dict(config)
+        cell = config.pop("cell")
+        if isinstance(cell, dict) and "class_name" not in cell:
+            raise ValueError("RNN.from_config: the cell must be a serialized layer "
+                             "({'class_name': ..., 'config': ...})")
+        return cls(deserialize_layer(cell), **config)
+
 
 _CELL_KEYS = {"activation", "recurrent_activation", "use_bias", "kernel_initializer",
               "recurrent_initializer", "bias_initializer", "dropout", "recurrent_dropout",
@@ -385,6 +395,22 @@ class _CellLayer(RNN):
         cell = self._cell_class(units, **{k: v for k, v in kwargs.items() if k in _CELL_KEYS})
         super().__init__(cell, **{k: v for k, v in kwargs.items() if k in _LAYER_KEYS})
         self._init_args = (units, dict(kwargs))
+
+    def get_config(self):
+        """Keras' flat form: ``units``, the cell's options and the layer's, so that
+        ``type(layer)(**config)`` makes the same layer."""
+        config = Layer.get_config(self)
+        cell = self.cell.get_config()
+        for key in ("name", "trainable", "dtype"):
+            cell.pop(key, None)
+        config.update(cell)
+        config.update(return_sequences=self.return_sequences, return_state=self.return_state,
+                      go_backwards=self.go_backwards)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
     def reversed_copy(self):
         """A new layer of the same configuration running the other way in time (fresh

@@ -1,0 +1,177 @@
+"""Whole-model saving: every layer's config rebuilds it, Sequential and functional models
+round-trip through model.save / load_model with their weights and compile arguments, and
+what cannot be saved says so."""
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+keras = gt.keras
+L = gt.layers
+
+X4 = np.random.default_rng(0).standard_normal((2, 6, 6, 3)).astype(np.float32)
+X3 = np.random.default_rng(1).standard_normal((2, 5, 3)).astype(np.float32)
+X2 = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+IDS = np.array([[1, 2, 3], [4, 5, 0]])
+
+LAYERS = [
+    (lambda: L.Dense(3, activation="relu", use_bias=False), X2),
+    (lambda: L.Conv2D(4, 3, strides=2, padding="same", activation="tanh"), X4),
+    (lambda: L.Conv1D(4, 2, padding="causal", dilation_rate=2), X3),
+    (lambda: L.MaxPool2D(2), X4), (lambda: L.AveragePooling2D(3, 1, "same"), X4),
+    (lambda: L.GlobalAveragePooling2D(keepdims=True), X4), (lambda: L.GlobalMaxPooling2D(), X4),
+    (lambda: L.Flatten(), X4), (lambda: L.Reshape((6, 18)), X4),
+    (lambda: L.Activation("gelu"), X2), (lambda: L.ReLU(), X2), (lambda: L.Dropout(0.3), X2),
+    (lambda: L.LayerNormalization(epsilon=1e-5), X3),
+    (lambda: L.BatchNormalization(momentum=0.9), X4),
+    (lambda: L.Embedding(10, 4, mask_zero=True), IDS),
+    (lambda: L.SimpleRNN(3, return_sequences=True), X3),
+    (lambda: L.LSTM(3, go_backwards=True, unit_forget_bias=False), X3),
+    (lambda: L.GRU(3, return_state=True, reset_after=False), X3),
+    (lambda: L.LeakyReLU(0.2), X2), (lambda: L.ELU(0.5), X2), (lambda: L.Softmax(axis=-1), X2),
+    (lambda: L.PReLU(), X2), (lambda: L.Conv2DTranspose(2, 3, strides=2, padding="same"), X4),
+    (lambda: L.UpSampling2D(2, interpolation="bilinear"), X4),
+    (lambda: L.ZeroPadding2D(((1, 0), (2, 1))), X4), (lambda: L.Cropping2D(1), X4),
+    (lambda: L.RepeatVector(3), X2), (lambda: L.Permute((2, 1)), X3),
+    (lambda: L.Rescaling(0.5, offset=1.0), X2), (lambda: L.GaussianNoise(0.1), X2),
+    (lambda: L.TimeDistributed(L.Dense(2)), X3),
+    (lambda: L.Bidirectional(L.LSTM(2), merge_mode="sum"), X3),
+    (lambda: L.MaxPooling1D(2), X3), (lambda: L.AveragePooling1D(2, 1, "same"), X3),
+    (lambda: L.GlobalAveragePooling1D(), X3), (lambda: L.GlobalMaxPooling1D(), X3),
+    (lambda: L.DepthwiseConv2D(3, depth_multiplier=2), X4),
+    (lambda: L.SeparableConv2D(4, 3, padding="same"), X4),
+    (lambda: L.SpatialDropout1D(0.2), X3), (lambda: L.SpatialDropout2D(0.2), X4),
+    (lambda: L.GaussianDropout(0.1), X2),
+    (lambda: L.Normalization(mean=[1.0, 2, 3, 4], variance=[1.0, 2, 3, 4]), X2),
+    (lambda: L.Identity(), X2), (lambda: L.Masking(0.5), X3),
+]
+
+
+@pytest.mark.parametrize("make,x", LAYERS, ids=lambda v: "" if not callable(v) else
+                         type(v()).__name__)
+def test_every_layer_is_rebuilt_from_its_config(make, x):
+    layer = make()
+    y = layer(x)
+    data = gt.keras.layers.serialize(layer)
+    json.dumps(data)                                    # plain JSON
+    again = gt.keras.layers.deserialize(json.loads(json.dumps(data)))
+    assert type(again) is type(layer) and again.get_config() == layer.get_config()
+    again(x)
+    if layer.variables:
+        again.set_weights(layer.get_weights())
+    for a, b in zip(gt.nest.flatten(y), gt.nest.flatten(again(x))):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+def _functional():
+    a = keras.Input(shape=(5,), dtype="int32", name="tokens")
+    b = keras.Input(shape=(3,), name="extra")
+    h = L.Embedding(10, 4, mask_zero=True, name="emb")(a)
+    h = L.Bidirectional(L.LSTM(3), name="bi")(h)
+    shared = L.Dense(4, activation="relu", name="shared")
+    h = L.Concatenate(name="cat")([shared(h), shared(L.Dense(6, name="lift")(b))])
+    tower = keras.Sequential([L.Dense(4, activation="tanh"), L.Dense(2)], name="tower")
+    return keras.Model({"tokens": a, "extra": b},
+                       [tower(h), L.Dense(1, name="score")(h)], name="two_heads")
+
+
+def test_a_functional_model_round_trips_with_weights_and_compile(tmp_path):
+    model = _functional()
+    model.compile(keras.optimizers.Adam(0.01),
+                  loss=[keras.losses.SparseCategoricalCrossentropy(from_logits=True), "mse"],
+                  loss_weights=[1.0, 0.5], metrics=[["accuracy"], []])
+    ids = np.array([[1, 2, 3, 0, 0], [4, 5, 6, 7, 0], [1, 1, 0, 0, 0]])
+    extra = np.random.default_rng(3).standard_normal((3, 3)).astype(np.float32)
+    inputs = {"tokens": ids, "extra": extra}
+    y = (np.array([0, 1, 1]), np.ones((3, 1), np.float32))
+    model.fit(inputs, y, epochs=2, verbose=0)
+    path = model.save(str(tmp_path / "m.keras"))
+    with zipfile.ZipFile(path) as zf:
+        assert sorted(zf.namelist()) == ["config.json", "metadata.json",
+                                         "model.weights.safetensors"]
+    loaded = keras.models.load_model(path)
+    for a, b in zip(model(inputs), loaded(inputs)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+    assert [l.name for l in loaded.layers] == [l.name for l in model.layers]
+    assert isinstance(loaded.optimizer, keras.optimizers.Adam)
+    assert float(loaded.optimizer.learning_rate) == pytest.approx(0.01)
+    want = model.evaluate(inputs, y, verbose=0, return_dict=True)
+    got = loaded.evaluate(inputs, y, verbose=0, return_dict=True)
+    assert got == pytest.approx(want, rel=1e-5)
+    loaded.fit(inputs, y, epochs=1, verbose=0)                 # trains on
+
+
+def test_a_sequential_model_round_trips_built_either_way(tmp_path):
+    for first in ([keras.Input(shape=(4,))], []):
+        model = keras.Sequential(first + [L.Dense(3, activation="relu"),
+                                          L.BatchNormalization(), L.Dense(2)])
+        model(X2)
+        model.layers[1].moving_mean.assign(np.arange(3, dtype=np.float32))
+        path = str(tmp_path / "s.keras")
+        model.save(path)
+        loaded = keras.models.load_model(path, compile=False)
+        np.testing.assert_allclose(loaded(X2).numpy(), model(X2).numpy(), rtol=1e-6)
+        np.testing.assert_array_equal(loaded.layers[1].moving_mean.numpy(), [0, 1, 2])
+
+
+def test_what_cannot_be_saved_says_why(tmp_path):
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = L.Dense(1)
+
+        def call(self, x):
+            return self.d(x)
+    net = Net()
+    net(X2)
+    with pytest.raises(gt.saving.SavingError, match="subclassed"):
+        net.save(str(tmp_path / "n.keras"))
+    inp = keras.Input(shape=(4,))
+    with pytest.raises(gt.saving.SavingError, match="Python function"):
+        keras.Model(inp, L.Lambda(lambda t: t * 2)(inp)).save(str(tmp_path / "l.keras"))
+    with pytest.raises(gt.saving.SavingError, match="Python function"):
+        keras.Model(inp, inp * 2.0).save(str(tmp_path / "o.keras"))
+    with pytest.raises(gt.saving.SavingError, match="no weights"):
+        keras.Sequential([L.Dense(2)]).save(str(tmp_path / "e.keras"))
+    assert not list(tmp_path.iterdir())                       # nothing half-written
+    bad = tmp_path / "bad.keras"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(gt.saving.SavingError, match="not a saved gradtape model"):
+        keras.models.load_model(str(bad))
+
+
+def test_custom_layers_load_when_registered_or_given(tmp_path):
+    @keras.saving.register_keras_serializable()
+    class Scale(L.Layer):
+        def __init__(self, factor=2.0, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+        def build(self, shape):
+            self.w = self.add_weight("w", (shape[-1],), "ones")
+
+        def call(self, x):
+            return x * self.w * self.factor
+
+        def get_config(self):
+            return {**super().get_config(), "factor": self.factor}
+    model = keras.Sequential([keras.Input(shape=(4,)), Scale(3.0), L.Dense(1)])
+    model.layers[0].w.assign(np.arange(4, dtype=np.float32))
+    path = str(tmp_path / "c.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(loaded(X2).numpy(), model(X2).numpy(), rtol=1e-6)
+    assert loaded.layers[0].factor == 3.0
+
+
+def test_model_checkpoint_saves_whole_models(tmp_path):
+    x, y = X2, np.ones((2, 1), np.float32)
+    model = keras.Sequential([keras.Input(shape=(4,)), L.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[
+        keras.callbacks.ModelCheckpoint(str(tmp_path / "ep{epoch}.keras"))])
+    loaded = keras.models.load_model(str(tmp_path / "ep2.keras"))
+    np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
