@@ -1042,23 +1042,31 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,
     return transpose(y, [0, 2, 1]) if data_format == "NCW" else y
 
 
+def _conv2d_operands(opname, input, filters, strides, dilations, data_format, layout):
+    """The checked operands of a 2-D convolution: ``(channels_first, x as NHWC, filters,
+    strides, dilations)``."""
+    cf = _data_format(data_format, opname)
+    x, w = _conv_operands(opname, input, filters, "NCHW" if cf else "NHWC", layout)
+    x = _to_nhwc(x, cf)
+    c, fc = x._value.shape[3], w._value.shape[2]
+    if fc != c:
+        raise ValueError(f"{opname}: input has {c} channels but filters of shape "
+                         f"{tuple(w._value.shape)} expect {fc}")
+    s = _spatial_arg(strides, opname, "strides", channels_first=cf)
+    d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
+    return cf, x, w, s, d
+
+
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
            name=None) -> Tensor:
     """2-D convolution (cross-correlation, as TF): ``input`` ``[N, H, W, C]``, ``filters``
     ``[KH, KW, C, O]`` -> ``[N, OH, OW, O]``. ``padding`` is ``"SAME"``, ``"VALID"`` or
     explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``."""
     opname = "conv2d"
-    cf = _data_format(data_format, opname)
-    x, w = _conv_operands(opname, input, filters, "NCHW" if cf else "NHWC",
-                          "[height, width, in_channels, out_channels]")
-    x = _to_nhwc(x, cf)
+    cf, x, w, s, d = _conv2d_operands(opname, input, filters, strides, dilations, data_format,
+                                      "[height, width, in_channels, out_channels]")
     n, h, wd, c = x._value.shape
     kh, kw, fc, o = w._value.shape
-    if fc != c:
-        raise ValueError(f"{opname}: input has {c} channels but filters of shape "
-                         f"{tuple(w._value.shape)} expect {fc}")
-    s = _spatial_arg(strides, opname, "strides", channels_first=cf)
-    d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
     pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
     oh = _out_size(h, kh, s[0], d[0], pads[0])
     ow = _out_size(wd, kw, s[1], d[1], pads[1])
@@ -1362,17 +1370,10 @@ def depthwise_conv2d(input, filter, strides, padding, data_format="NHWC", dilati
     views (each tap's product is kept for the backward pass: about ``KH * KW`` times the
     output's memory under a tape)."""
     opname = "depthwise_conv2d"
-    cf = _data_format(data_format, opname)
-    x, w = _conv_operands(opname, input, filter, "NCHW" if cf else "NHWC",
-                          "[height, width, in_channels, channel_multiplier]")
-    x = _to_nhwc(x, cf)
+    cf, x, w, s, d = _conv2d_operands(opname, input, filter, strides, dilations, data_format,
+                                      "[height, width, in_channels, channel_multiplier]")
     n, h, wd, c = x._value.shape
     kh, kw, fc, m = w._value.shape
-    if fc != c:
-        raise ValueError(f"{opname}: input has {c} channels but the filter of shape "
-                         f"{tuple(w._value.shape)} expects {fc}")
-    s = _spatial_arg(strides, opname, "strides", channels_first=cf)
-    d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
     if s != (1, 1) and d != (1, 1):
         raise ValueError(f"{opname}: strides {s} with dilations {d}: one of them must be 1 "
                          "(as in TensorFlow)")
