@@ -422,6 +422,11 @@ class ModelCheckpoint(Callback):
         else:
             self.model.save(path)
 
+    def on_train_begin(self, logs=None):
+        if not self.save_weights_only:
+            from .saving import check_saveable
+            check_saveable(self.model)        # fail now, not after the first epoch
+
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
 

@@ -98,6 +98,10 @@ def get_activation(identifier):
     if isinstance(identifier, str):
         key = identifier.lower()
         if key not in _ACTIVATIONS or _resolve(key, strict=False) is None:
+            from .saving import custom_object
+            found = custom_object(identifier)
+            if callable(found):
+                return found
             raise ValueError(f"unknown activation {identifier!r}; known activations: "
                              f"{activation_names()}")
         return _resolve(key)
@@ -107,9 +111,17 @@ def get_activation(identifier):
 
 
 def _activation_name(fn):
+    """The name ``get_activation`` finds ``fn`` under (for get_config); a function of the
+    user's keeps its ``__name__`` (``load_model`` finds it in ``custom_objects``)."""
     if fn is _linear:
         return "linear"
-    return getattr(fn, "__name__", repr(fn))
+    for key in _ACTIVATIONS:
+        if _ACTIVATIONS[key] is not None and _resolve(key, strict=False) is fn:
+            return key
+    name = getattr(fn, "__name__", None)
+    if name == "_keras_relu":
+        return "relu"
+    return name if name is not None else repr(fn)
 
 
 # --- the call context ---------------------------------------------------------------------------
@@ -330,9 +342,14 @@ class Module:
         return save_module(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath) -> None:
-        """Read the variables from ``filepath``; every name, shape and dtype is checked before
-        any variable is assigned."""
+        """Read the variables from ``filepath`` (a weights file, or a whole model that
+        ``model.save`` wrote); every name, shape and dtype is checked before any variable is
+        assigned."""
         from .checkpoint import load_module
+        from .saving import is_saved_model, load_weights_of_saved_model
+        if is_saved_model(filepath):
+            load_weights_of_saved_model(self, filepath)
+            return
         load_module(self, filepath)
 
     def __repr__(self):
@@ -1101,6 +1118,9 @@ class Sequential(Model):
             self.call(x, training=False)
             self.built = True
             return
+        if self._input_batch_shape is None:
+            self._seen_input_shape = shape             # (for save / load_model)
+            self._input_dtype = np.dtype(dtype)
         for layer, node in self.__dict__.get("_build_nodes", ()):
             _kg.forget_nodes(layer, [node])            # a rebuild replaces the last one
         inp = InputLayer(batch_shape=shape, dtype=dtype).output
@@ -1115,7 +1135,7 @@ class Sequential(Model):
 
     def call(self, inputs, training=False):
         if self._input_batch_shape is None and "_seen_input_shape" not in self.__dict__ and \
-                isinstance(inputs, Tensor):
+                isinstance(inputs, Tensor) and not _kg.probing():
             # the input shape of a Sequential built by calling it (for save/load_model)
             self._seen_input_shape = (None,) + tuple(inputs._value.shape[1:])
             self._input_dtype = inputs._value.dtype

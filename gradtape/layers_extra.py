@@ -625,6 +625,9 @@ class MultiHeadAttention(Layer):
     ``attention_output`` ``[heads, value_dim, out]``, each with its bias.
     """
 
+    _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
+                         "bias_initializer": "bias_initializer"}
+
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
                  output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", seed=None, name=None, **kwargs):
@@ -784,7 +787,7 @@ class MultiHeadAttention(Layer):
     def get_config(self):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
-                "use_bias": self.use_bias}
+                "use_bias": self.use_bias, "output_shape": self.output_dim, "seed": self.seed}
 
 
 # --- 1-D pooling ----------------------------------------------------------------------------

@@ -358,7 +358,7 @@ class RNN(Layer):
     def get_config(self):
         return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
-                "cell": self.cell.get_config()}
+                "cell": _serialize(self.cell)}
 
     @classmethod
     def from_config(cls, config):
@@ -369,6 +369,11 @@ class RNN(Layer):
             raise ValueError("RNN.from_config: the cell must be a serialized layer "
                              "({'class_name': ..., 'config': ...})")
         return cls(deserialize_layer(cell), **config)
+
+
+def _serialize(layer):
+    from .saving import serialize_layer
+    return serialize_layer(layer)
 
 
 _CELL_KEYS = {"activation", "recurrent_activation", "use_bias", "kernel_initializer",

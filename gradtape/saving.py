@@ -17,9 +17,12 @@ Layers of your own classes load when given in ``custom_objects`` or registered w
 """
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import os
 import tempfile
+import threading
 import zipfile
 
 import numpy as np
@@ -31,6 +34,28 @@ __all__ = ["save_model", "load_model", "serialize_layer", "deserialize_layer",
 
 FORMAT = "gradtape.keras/1"
 _REGISTERED: dict = {}
+_SCOPE = threading.local()        # custom_objects of the load in progress; layers seen by a save
+
+
+def custom_object(name):
+    """The object called ``name`` among the ``custom_objects`` of the load in progress or
+    the registered classes (None if none)."""
+    for table in reversed(getattr(_SCOPE, "custom", [])):
+        if name in table:
+            return table[name]
+    return _REGISTERED.get(name)
+
+
+@contextlib.contextmanager
+def _custom_scope(custom_objects):
+    stack = getattr(_SCOPE, "custom", None)
+    if stack is None:
+        stack = _SCOPE.custom = []
+    stack.append(dict(custom_objects or {}))
+    try:
+        yield
+    finally:
+        stack.pop()
 
 
 class SavingError(ValueError):
@@ -52,6 +77,8 @@ def _classes(custom_objects=None):
     found = {name: obj for name, obj in vars(layers).items()
              if isinstance(obj, type) and issubclass(obj, Layer)}
     found.update(_REGISTERED)
+    for table in getattr(_SCOPE, "custom", []):
+        found.update(table)
     found.update(custom_objects or {})
     return found
 
@@ -76,8 +103,32 @@ def serialize_layer(layer) -> dict:
                               "save_weights, or build it as a functional or Sequential model")
         return {"class_name": "Functional", "config": _functional_config(layer)}
     config = layer.get_config()
-    _check_json(config, f"{type(layer).__name__} layer '{layer.name}'")
+    who = f"{type(layer).__name__} layer '{layer.name}'"
+    _check_json(config, who)
+    if "<lambda>" in json.dumps(config):
+        raise SavingError(f"{who}: an argument is a lambda, which cannot be saved; use a "
+                          "named function (given to load_model in custom_objects)")
+    missing = [name for name, p in inspect.signature(type(layer).__init__).parameters.items()
+               if p.default is inspect.Parameter.empty and name != "self"
+               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and name not in config]
+    if missing:
+        raise SavingError(f"{who}: get_config() lacks the constructor argument(s) {missing}; "
+                          "define get_config to return them, so the layer can be rebuilt")
     return {"class_name": type(layer).__name__, "config": config}
+
+
+def _claim(layer, who):
+    """Note that ``layer`` is saved under ``who``; a layer that two saved containers hold
+    (a nested model and the graph around it) cannot be written once and shared on load."""
+    seen = getattr(_SCOPE, "saving", None)
+    if seen is None:
+        return
+    owner = seen.get(id(layer))
+    if owner is not None and owner != who:
+        raise SavingError(f"layer '{layer.name}' is used both in {owner} and in {who}; a "
+                          "layer shared across nested models cannot be saved (save the "
+                          "weights instead)")
+    seen[id(layer)] = who
 
 
 def deserialize_layer(data, custom_objects=None):
@@ -119,7 +170,13 @@ def _check_json(value, who):
 def _sequential_config(model) -> dict:
     shape = model.__dict__.get("_input_batch_shape") or model.__dict__.get("_seen_input_shape")
     dtype = model.__dict__.get("_input_dtype")
-    return {"name": model.name,
+    nodes = model.__dict__.get("_inbound_nodes") or []
+    if shape is None and nodes and hasattr(nodes[0].input, "shape"):
+        shape = tuple(nodes[0].input.shape)            # first called in a functional model
+        dtype = nodes[0].input._np_dtype
+    for layer in model.layers:
+        _claim(layer, f"Sequential '{model.name}'")
+    return {"name": model.name, "trainable": model.trainable,
             "layers": [serialize_layer(layer) for layer in model.layers],
             "build_input_shape": None if shape is None else list(shape),
             "input_dtype": None if dtype is None else np.dtype(dtype).name}
@@ -132,7 +189,9 @@ def _sequential_from_config(cls, config, custom_objects):
     first = []
     if shape is not None:
         first = [Input(batch_shape=tuple(shape), dtype=config.get("input_dtype") or None)]
-    return cls(first + layers, name=config.get("name"))
+    model = cls(first + layers, name=config.get("name"))
+    model.trainable = bool(config.get("trainable", True))
+    return model
 
 
 # --- functional models ---------------------------------------------------------------------------
@@ -180,13 +239,16 @@ def _functional_config(model) -> dict:
                       "args": encode(node.structure, f"layer '{node.layer.name}'")})
     layers = []
     for layer in graph.layers:
+        _claim(layer, f"Model '{model.name}'")
         if layer in graph.input_layers:
-            layers.append({"class_name": "InputLayer", "config": {
+            entry = {"class_name": "InputLayer", "config": {
                 "batch_shape": list(layer.batch_shape), "dtype": layer._input_dtype.name,
-                "name": layer.name}})
+                "name": layer.name}}
         else:
-            layers.append(serialize_layer(layer))
-    return {"name": model.name, "layers": layers, "calls": calls,
+            entry = serialize_layer(layer)
+        entry["name"] = layer.name
+        layers.append(entry)
+    return {"name": model.name, "trainable": model.trainable, "layers": layers, "calls": calls,
             "inputs": encode(graph.inputs, "the inputs"),
             "outputs": encode(graph.outputs, "the outputs")}
 
@@ -196,8 +258,10 @@ def _functional_from_config(config, custom_objects):
     from .layers import InputLayer, Model
     layers, tensors = {}, {}
     for data in config.get("layers", []):
+        if isinstance(data, dict) and "name" in data and isinstance(data.get("config"), dict):
+            data = {**data, "config": {"name": data["name"], **data["config"]}}
         layer = deserialize_layer(data, custom_objects)
-        layers[layer.name] = layer
+        layers[data.get("name", layer.name) if isinstance(data, dict) else layer.name] = layer
         if isinstance(layer, InputLayer):
             tensors[(layer.name, 0, 0)] = layer.output
 
@@ -230,48 +294,106 @@ def _functional_from_config(config, custom_objects):
         for i, t in enumerate(_nest.flatten(out)):
             if isinstance(t, KerasTensor):
                 tensors[(name, k, i)] = t
-    return Model(decode(config["inputs"]), decode(config["outputs"]), name=config.get("name"))
+    model = Model(decode(config["inputs"]), decode(config["outputs"]), name=config.get("name"))
+    model.trainable = bool(config.get("trainable", True))
+    return model
 
 
 # --- whole models ----------------------------------------------------------------------------------
 
+class _Unsaveable(Exception):
+    pass
+
+
+def _encode_spec(spec, kind):
+    """A loss or metric argument of compile as JSON: names as they are, objects by class
+    and config, a named function by its name; anything else cannot be saved."""
+    from . import losses, metrics
+    if spec is None or isinstance(spec, (str, bool, int, float)):
+        return spec
+    if isinstance(spec, dict) and kind != "leaf":
+        return {"__dict__": [[k, _encode_spec(v, kind)] for k, v in spec.items()]}
+    if isinstance(spec, (list, tuple)):
+        return [_encode_spec(v, kind) for v in spec]
+    base = losses.Loss if kind == "loss" else metrics.Metric
+    if isinstance(spec, base) and type(spec).__name__ in _known_classes(kind):
+        config = spec.get_config()
+        try:
+            json.dumps(config)
+        except (TypeError, ValueError):
+            raise _Unsaveable(f"{spec!r}") from None
+        return {"__object__": type(spec).__name__, "config": config}
+    name = getattr(spec, "__name__", None)
+    if name and name != "<lambda>" and callable(spec):
+        return {"__function__": name}
+    raise _Unsaveable(f"{spec!r}")
+
+
+def _known_classes(kind):
+    from . import losses, metrics
+    return losses._CLASSES if kind == "loss" else metrics._CLASSES
+
+
+def _decode_spec(value, kind):
+    from . import losses, metrics
+    if isinstance(value, list):
+        return [_decode_spec(v, kind) for v in value]
+    if isinstance(value, dict):
+        if "__dict__" in value:
+            return {k: _decode_spec(v, kind) for k, v in value["__dict__"]}
+        if "__object__" in value:
+            cls = _known_classes(kind).get(value["__object__"]) or custom_object(
+                value["__object__"])
+            if cls is None:
+                raise SavingError(f"unknown {kind} class {value['__object__']!r}")
+            return cls.from_config(value.get("config") or {})
+        if "__function__" in value:
+            name = value["__function__"]
+            found = custom_object(name)
+            if found is not None:
+                return found
+            table = losses if kind == "loss" else metrics
+            try:
+                return table.get(name)
+            except (TypeError, ValueError):
+                raise SavingError(f"the {kind} function {name!r} is unknown: pass it to "
+                                  "load_model in custom_objects") from None
+        raise SavingError(f"unexpected {kind} entry {value!r:.200}")
+    if isinstance(value, str):
+        found = custom_object(value)
+        if found is not None:
+            return found
+    return value
+
+
 def _compile_config(model):
+    """compile's arguments as JSON, or None (with a warning) when one cannot be saved."""
     if not model.__dict__.get("_is_compiled"):
         return None
-    from . import optimizers, losses
-    opt = optimizers.serialize(model.optimizer)
-    loss = model.loss
-
-    def enc_loss(spec):
-        if spec is None or isinstance(spec, str):
-            return spec
-        if isinstance(spec, losses.Loss):
-            return losses.serialize(spec)
-        return getattr(spec, "__name__", None)
-    if isinstance(loss, dict):
-        loss = {k: enc_loss(v) for k, v in loss.items()}
-    elif isinstance(loss, (list, tuple)):
-        loss = [enc_loss(v) for v in loss]
-    else:
-        loss = enc_loss(loss)
-    metrics = model.compiled_metrics._spec
-
-    def enc_metrics(spec):
-        if spec is None or isinstance(spec, str):
-            return spec
-        if isinstance(spec, (list, tuple)):
-            return [enc_metrics(s) for s in spec]
-        if isinstance(spec, dict):
-            return {k: enc_metrics(v) for k, v in spec.items()}
-        return getattr(spec, "name", None) or getattr(spec, "__name__", None)
-    config = {"optimizer": opt, "loss": loss, "metrics": enc_metrics(metrics),
-              "loss_weights": model.compiled_loss._weights_spec,
-              "weighted_metrics": enc_metrics(model.compiled_metrics._weighted_spec)}
+    import warnings
+    from . import optimizers
     try:
+        config = {"optimizer": optimizers.serialize(model.optimizer),
+                  "loss": _encode_spec(model.loss, "loss"),
+                  "metrics": _encode_spec(model.compiled_metrics._spec, "metric"),
+                  "loss_weights": model.compiled_loss._weights_spec,
+                  "weighted_metrics": _encode_spec(model.compiled_metrics._weighted_spec,
+                                                   "metric")}
         json.dumps(config)
-    except (TypeError, ValueError):
+    except (_Unsaveable, TypeError, ValueError) as exc:
+        warnings.warn(f"save: the compile arguments cannot be saved ({exc}); the file holds "
+                      "the model uncompiled", UserWarning, stacklevel=3)
         return None
     return config
+
+
+def check_saveable(model):
+    """Raise :class:`SavingError` now if ``model.save`` would (its architecture)."""
+    _SCOPE.saving = {}
+    try:
+        serialize_layer(model)
+    finally:
+        _SCOPE.saving = None
 
 
 def save_model(model, filepath, overwrite=True) -> str:
@@ -281,67 +403,106 @@ def save_model(model, filepath, overwrite=True) -> str:
     path = os.fspath(filepath)
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"save: {path} exists and overwrite=False")
-    arch = serialize_layer(model)           # first: an architecture that cannot be saved
-    if not model.built or not model.variables:
-        raise SavingError(f"save: {type(model).__name__} '{model.name}' has no weights yet; "
-                          "build it (call it on a batch) first")
+    _SCOPE.saving = {}
+    try:
+        arch = serialize_layer(model)       # first: an architecture that cannot be saved
+    finally:
+        _SCOPE.saving = None
+    if not model.built:
+        raise SavingError(f"save: {type(model).__name__} '{model.name}' is not built yet; "
+                          "call it on a batch (or build it) first")
     config = {"format": FORMAT, "model": arch, "compile": _compile_config(model)}
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        weights = os.path.join(tmp, "model.weights.safetensors")
-        save_module(model, weights)
         staged = os.path.join(tmp, "model.zip")
         with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("config.json", json.dumps(config, indent=1))
             zf.writestr("metadata.json", json.dumps({"gradtape_version": __version__,
                                                      "format": FORMAT}))
-            zf.write(weights, "model.weights.safetensors")
+            if model.variables:
+                weights = os.path.join(tmp, "model.weights.safetensors")
+                save_module(model, weights)
+                zf.write(weights, "model.weights.safetensors")
         os.replace(staged, path)
     return path
+
+
+def is_saved_model(filepath) -> bool:
+    """Whether ``filepath`` is a file ``model.save`` wrote."""
+    try:
+        with zipfile.ZipFile(os.fspath(filepath)) as zf:
+            return "config.json" in zf.namelist()
+    except (zipfile.BadZipFile, OSError, TypeError, ValueError):
+        return False
+
+
+def _read_weights(zf, path, model):
+    from .checkpoint import CheckpointError, load_module
+    names = zf.namelist()
+    if "model.weights.safetensors" not in names:
+        if model.variables:
+            raise SavingError(f"{path}: the file has no weights, the model has "
+                              f"{len(model.variables)} variables")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        zf.extract("model.weights.safetensors", tmp)
+        inner = os.path.join(tmp, "model.weights.safetensors")
+        try:
+            load_module(model, inner)
+        except CheckpointError as exc:
+            raise CheckpointError(str(exc).replace(inner, f"{path} (its weights)")) from None
+
+
+def load_weights_of_saved_model(model, filepath):
+    """``model.load_weights`` of a file that ``model.save`` wrote: its weights only."""
+    path = os.fspath(filepath)
+    with zipfile.ZipFile(path) as zf:
+        _read_weights(zf, path, model)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """The model that :func:`save_model` wrote to ``filepath``, its weights restored (and
     compiled again with the saved arguments when ``compile``)."""
-    from .checkpoint import load_module
+    from .checkpoint import CheckpointError
     path = os.fspath(filepath)
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise SavingError(f"load_model: {path} is not a saved gradtape model ({exc})") from None
-    with zf, tempfile.TemporaryDirectory() as tmp:
+    with zf, _custom_scope(custom_objects):
         try:
             config = json.loads(zf.read("config.json"))
-            zf.extract("model.weights.safetensors", tmp)
         except (KeyError, ValueError, zipfile.BadZipFile) as exc:
             raise SavingError(f"load_model: {path} is not a complete saved gradtape model "
                               f"({exc})") from None
-        if config.get("format") != FORMAT:
-            raise SavingError(f"load_model: {path} has format {config.get('format')!r}, "
-                              f"expected {FORMAT!r}")
-        model = deserialize_layer(config["model"], custom_objects)
-        load_module(model, os.path.join(tmp, "model.weights.safetensors"))
-    comp = config.get("compile")
-    if compile and comp:
-        from . import losses, optimizers
-
-        def dec_loss(spec):
-            if isinstance(spec, dict) and "class_name" in spec:
-                return losses.deserialize(spec)
-            if isinstance(spec, dict):
-                return {k: dec_loss(v) for k, v in spec.items()}
-            if isinstance(spec, list):
-                return [dec_loss(v) for v in spec]
-            return spec
+        if not isinstance(config, dict) or config.get("format") != FORMAT:
+            found = config.get("format") if isinstance(config, dict) else type(config).__name__
+            raise SavingError(f"load_model: {path} has format {found!r}, expected {FORMAT!r}")
         try:
-            model.compile(optimizer=optimizers.deserialize(comp["optimizer"]),
-                          loss=dec_loss(comp["loss"]), metrics=comp["metrics"],
-                          loss_weights=comp["loss_weights"],
-                          weighted_metrics=comp["weighted_metrics"])
-        except (TypeError, ValueError) as exc:
-            import warnings
-            warnings.warn(f"load_model: the model loaded, but compiling it with the saved "
-                          f"arguments failed ({exc}); call compile yourself",
-                          UserWarning, stacklevel=2)
+            model = deserialize_layer(config["model"], custom_objects)
+            _read_weights(zf, path, model)
+        except (SavingError, CheckpointError):
+            raise
+        except Exception as exc:
+            raise SavingError(f"load_model: {path}: the saved model does not rebuild "
+                              f"({type(exc).__name__}: {exc})") from exc
+        comp = config.get("compile")
+        if compile and comp:
+            _compile_from_config(model, comp, path)
     return model
+
+
+def _compile_from_config(model, comp, path):
+    import warnings
+    from . import optimizers
+    try:
+        model.compile(optimizer=optimizers.deserialize(comp["optimizer"]),
+                      loss=_decode_spec(comp.get("loss"), "loss"),
+                      metrics=_decode_spec(comp.get("metrics"), "metric"),
+                      loss_weights=comp.get("loss_weights"),
+                      weighted_metrics=_decode_spec(comp.get("weighted_metrics"), "metric"))
+    except Exception as exc:
+        warnings.warn(f"load_model: {path} loaded, but compiling it with the saved arguments "
+                      f"failed ({type(exc).__name__}: {exc}); call compile yourself",
+                      UserWarning, stacklevel=3)

@@ -134,7 +134,7 @@ def test_what_cannot_be_saved_says_why(tmp_path):
         keras.Model(inp, L.Lambda(lambda t: t * 2)(inp)).save(str(tmp_path / "l.keras"))
     with pytest.raises(gt.saving.SavingError, match="Python function"):
         keras.Model(inp, inp * 2.0).save(str(tmp_path / "o.keras"))
-    with pytest.raises(gt.saving.SavingError, match="no weights"):
+    with pytest.raises(gt.saving.SavingError, match="not built"):
         keras.Sequential([L.Dense(2)]).save(str(tmp_path / "e.keras"))
     assert not list(tmp_path.iterdir())                       # nothing half-written
     bad = tmp_path / "bad.keras"
@@ -175,3 +175,105 @@ def test_model_checkpoint_saves_whole_models(tmp_path):
         keras.callbacks.ModelCheckpoint(str(tmp_path / "ep{epoch}.keras"))])
     loaded = keras.models.load_model(str(tmp_path / "ep2.keras"))
     np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
+def test_review_cases_round_trip(tmp_path):
+    path = str(tmp_path / "m.keras")
+    # a Sequential built with build()
+    model = keras.Sequential([L.Dense(3), L.Dense(1)])
+    model.build((None, 4))
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path)(X2).numpy(), model(X2).numpy(),
+                               rtol=1e-6)
+    # a frozen base inside a functional model stays frozen
+    base = keras.Sequential([keras.Input(shape=(4,)), L.Dense(8), L.BatchNormalization()])
+    base.trainable = False
+    inp = keras.Input(shape=(4,))
+    outer = keras.Model(inp, L.Dense(1)(base(inp)))
+    outer.save(path)
+    loaded = keras.models.load_model(path)
+    assert len(loaded.trainable_variables) == len(outer.trainable_variables) == 2
+    # activations by any name they were given, and a user's function via custom_objects
+    def twice(t):
+        return t * 2.0
+    model = keras.Sequential([keras.Input(shape=(4,)), L.Dense(2, activation="exponential"),
+                              L.Dense(2, activation=keras.activations.relu),
+                              L.Dense(2, activation=twice)])
+    model.save(path)
+    with pytest.raises(gt.saving.SavingError, match="twice"):
+        keras.models.load_model(path)
+    loaded = keras.models.load_model(path, custom_objects={"twice": twice})
+    np.testing.assert_allclose(loaded(X2).numpy(), model(X2).numpy(), rtol=1e-6)
+    # MultiHeadAttention with output_shape; a generic RNN(cell); a weightless model
+    q = keras.Input(shape=(5, 3))
+    model = keras.Model(q, L.MultiHeadAttention(2, 4, output_shape=3)(q, q))
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path)(X3).numpy(), model(X3).numpy(),
+                               rtol=1e-6)
+    model = keras.Sequential([keras.Input(shape=(5, 3)), L.RNN(L.LSTMCell(4))])
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path)(X3).numpy(), model(X3).numpy(),
+                               rtol=1e-6)
+    model = keras.Sequential([keras.Input(shape=(4,)), L.Rescaling(0.5)])
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path)(X2).numpy(), X2 * 0.5)
+
+
+def test_review_cases_compile_and_weights(tmp_path):
+    path = str(tmp_path / "m.keras")
+    model = keras.Sequential([keras.Input(shape=(4,)), L.Dense(1, activation="sigmoid")])
+    model.compile("sgd", "binary_crossentropy",
+                  metrics=[keras.metrics.BinaryAccuracy(threshold=0.9),
+                           keras.metrics.MeanSquaredError(name="score")])
+    y = np.array([[1.0], [0.0]], np.float32)
+    want = model.evaluate(X2, y, verbose=0, return_dict=True)
+    model.save(path)
+    got = keras.models.load_model(path).evaluate(X2, y, verbose=0, return_dict=True)
+    assert got == pytest.approx(want, rel=1e-6) and "score" in got
+    # load_weights reads the weights of a whole saved model (ModelCheckpoint's default)
+    fresh = keras.Sequential([keras.Input(shape=(4,)), L.Dense(1, activation="sigmoid")])
+    fresh.load_weights(path)
+    np.testing.assert_allclose(fresh(X2).numpy(), model(X2).numpy(), rtol=1e-6)
+    # a file whose weights do not fit names the user's file
+    other = keras.Sequential([keras.Input(shape=(4,)), L.Dense(2)])
+    with pytest.raises(Exception, match="m.keras"):
+        other.load_weights(path)
+
+
+def test_review_cases_refused_with_reasons(tmp_path):
+    path = str(tmp_path / "m.keras")
+
+    class NoConfig(L.Layer):
+        def __init__(self, units, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+
+        def call(self, x):
+            return x[:, :self.units]
+    with pytest.raises(gt.saving.SavingError, match="units"):
+        keras.Sequential([keras.Input(shape=(4,)), NoConfig(2)]).save(path)
+    d = L.Dense(4)
+    i = keras.Input(shape=(4,))
+    inner = keras.Model(i, d(i))
+    a = keras.Input(shape=(4,))
+    with pytest.raises(gt.saving.SavingError, match="shared across nested models"):
+        keras.Model(a, d(inner(a))).save(path)
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = L.Dense(1)
+
+        def call(self, x):
+            return self.d(x)
+    net = Net()
+    net.compile("sgd", "mse")
+    with pytest.raises(gt.saving.SavingError, match="subclassed"):
+        net.fit(X2, np.ones((2, 1), np.float32), verbose=0,
+                callbacks=[keras.callbacks.ModelCheckpoint(str(tmp_path / "ck.keras"))])
+    assert int(net.optimizer.iterations.numpy()) == 0          # refused before training
+    for content in (b"[1, 2]", b'{"format": "gradtape.keras/1"}'):
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("config.json", content)
+        with pytest.raises(gt.saving.SavingError):
+            keras.models.load_model(path)
