@@ -117,15 +117,19 @@ def test_a_sequential_model_round_trips_built_either_way(tmp_path):
         np.testing.assert_array_equal(loaded.layers[1].moving_mean.numpy(), [0, 1, 2])
 
 
-def test_what_cannot_be_saved_says_why(tmp_path):
-    class Net(keras.Model):
-        def __init__(self):
-            super().__init__()
-            self.d = L.Dense(1)
+class _Net(keras.Model):
+    """A subclassed model: its architecture is code."""
 
-        def call(self, x):
-            return self.d(x)
-    net = Net()
+    def __init__(self):
+        super().__init__()
+        self.d = L.Dense(1)
+
+    def call(self, x):
+        return self.d(x)
+
+
+def test_what_cannot_be_saved_says_why(tmp_path):
+    net = _Net()
     net(X2)
     with pytest.raises(gt.saving.SavingError, match="subclassed"):
         net.save(str(tmp_path / "n.keras"))
@@ -259,14 +263,7 @@ def test_review_cases_refused_with_reasons(tmp_path):
     with pytest.raises(gt.saving.SavingError, match="shared across nested models"):
         keras.Model(a, d(inner(a))).save(path)
 
-    class Net(keras.Model):
-        def __init__(self):
-            super().__init__()
-            self.d = L.Dense(1)
-
-        def call(self, x):
-            return self.d(x)
-    net = Net()
+    net = _Net()
     net.compile("sgd", "mse")
     with pytest.raises(gt.saving.SavingError, match="subclassed"):
         net.fit(X2, np.ones((2, 1), np.float32), verbose=0,

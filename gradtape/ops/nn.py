@@ -1057,6 +1057,19 @@ def _conv2d_operands(opname, input, filters, strides, dilations, data_format, la
     return cf, x, w, s, d
 
 
+def _conv2d_geometry(opname, x, w, padding, s, d, cf):
+    """``(pads, out_height, out_width)`` of a 2-D convolution of NHWC ``x`` by ``w``."""
+    h, wd = x._value.shape[1:3]
+    kh, kw = w._value.shape[:2]
+    pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
+    oh = _out_size(h, kh, s[0], d[0], pads[0])
+    ow = _out_size(wd, kw, s[1], d[1], pads[1])
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{opname}: the {kh}x{kw} filter (dilations {d}) does not fit the "
+                         f"{h}x{wd} input with padding {padding!r}")
+    return pads, oh, ow
+
+
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
            name=None) -> Tensor:
     """2-D convolution (cross-correlation, as TF): ``input`` ``[N, H, W, C]``, ``filters``
@@ -1065,14 +1078,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     opname = "conv2d"
     cf, x, w, s, d = _conv2d_operands(opname, input, filters, strides, dilations, data_format,
                                       "[height, width, in_channels, out_channels]")
-    n, h, wd, c = x._value.shape
-    kh, kw, fc, o = w._value.shape
-    pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
-    oh = _out_size(h, kh, s[0], d[0], pads[0])
-    ow = _out_size(wd, kw, s[1], d[1], pads[1])
-    if oh <= 0 or ow <= 0:
-        raise ValueError(f"{opname}: the {kh}x{kw} filter (dilations {d}) does not fit the "
-                         f"{h}x{wd} input with padding {padding!r}")
+    pads, _, _ = _conv2d_geometry(opname, x, w, padding, s, d, cf)
     y = apply(_conv, (x, w), {"strides": s, "dilations": d, "pads": pads})
     return _from_nhwc(y, cf)
 
@@ -1377,12 +1383,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format="NHWC", dilati
     if s != (1, 1) and d != (1, 1):
         raise ValueError(f"{opname}: strides {s} with dilations {d}: one of them must be 1 "
                          "(as in TensorFlow)")
-    pads = _pads(padding, (h, wd), (kh, kw), s, d, opname, cf)
-    oh = _out_size(h, kh, s[0], d[0], pads[0])
-    ow = _out_size(wd, kw, s[1], d[1], pads[1])
-    if oh <= 0 or ow <= 0:
-        raise ValueError(f"{opname}: the {kh}x{kw} filter (dilations {d}) does not fit the "
-                         f"{h}x{wd} input with padding {padding!r}")
+    pads, oh, ow = _conv2d_geometry(opname, x, w, padding, s, d, cf)
     from .shape import expand_dims, pad, reshape
     if pads != ((0, 0), (0, 0)):
         x = pad(x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]])
