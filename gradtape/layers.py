@@ -960,6 +960,12 @@ class Model(TrainingMixin, Layer):
         y = self.output
         return [tuple(t.shape) for t in y] if isinstance(y, list) else tuple(y.shape)
 
+    def reset_states(self):
+        """Reset every stateful recurrent layer of the model to zero states."""
+        for m in [self] + self.submodules:
+            if getattr(m, "stateful", False) and hasattr(m, "reset_states") and m is not self:
+                m.reset_states()
+
     def save(self, filepath, overwrite=True, **kwargs):
         """Write the architecture, compile arguments and weights to one file (see
         :mod:`gradtape.saving`); ``gt.keras.models.load_model`` reads it back."""

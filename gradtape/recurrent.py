@@ -13,9 +13,12 @@ shared by all gates (Keras draws one per gate when ``recurrent_dropout`` is set)
 The time loop runs eagerly (``unroll`` changes nothing). With a Keras mask
 (``Embedding(mask_zero=True)``, ``Masking``, or ``mask=``) a masked step keeps the states
 and repeats the last output (zeros with ``zero_output_for_mask``, as Bidirectional sets with
-sequences). Stateful layers are not supported.
+sequences). ``stateful=True`` carries the final states of one call into the next (one
+batch size; ``reset_states()`` starts again from zeros), as Keras.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from . import initializers as _init
 from .layers import InputSpec, Layer, _activation_name, _positive_int, get_activation
@@ -248,9 +251,6 @@ class RNN(Layer):
         if not isinstance(cell, _Cell):
             raise TypeError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell, got "
                             f"{type(cell).__name__}")
-        if stateful:
-            raise ValueError(f"{type(self).__name__}: stateful=True is not supported (carry "
-                             "the states yourself: return_state=True and initial_state=)")
         if time_major:
             raise ValueError(f"{type(self).__name__}: time_major=True is not supported; "
                              "transpose the inputs to [batch, time, features]")
@@ -259,7 +259,47 @@ class RNN(Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.stateful = bool(stateful)
+        self._states = None             # stateful: the states carried from batch to batch
         self.input_spec = InputSpec(ndim=3)
+
+    _UNTRACKED = Layer._UNTRACKED | {"_states"}
+
+    @property
+    def states(self):
+        """A stateful layer's current states (None before its first call)."""
+        return None if self._states is None else list(self._states)
+
+    def reset_states(self, states=None):
+        """Set a stateful layer's states to zeros, or to ``states`` (arrays of shape
+        ``[batch, units]``), as Keras' ``reset_states``."""
+        if not self.stateful:
+            raise AttributeError(f"{type(self).__name__} layer '{self.name}' is not stateful "
+                                 "(make it with stateful=True)")
+        if self._states is None:
+            if states is None:
+                return                    # not called yet: its first call starts at zeros
+            raise ValueError(f"{type(self).__name__} layer '{self.name}'.reset_states: call "
+                             "the layer once before giving it states")
+        if states is None:
+            for v in self._states:
+                v.assign(_core.zeros_like(v))
+            return
+        states = list(states) if isinstance(states, (list, tuple)) else [states]
+        if len(states) != len(self._states):
+            raise ValueError(f"{type(self).__name__} layer '{self.name}'.reset_states: "
+                             f"{len(states)} states for {len(self._states)}")
+        values = []
+        for v, new in zip(self._states, states):
+            new = new if isinstance(new, Tensor) else convert_to_tensor(
+                np.asarray(new, dtype=v._value.dtype))
+            if tuple(new._value.shape) != tuple(v._value.shape):
+                raise ValueError(f"{type(self).__name__} layer '{self.name}'.reset_states: a "
+                                 f"state of shape {tuple(new._value.shape)}, expected "
+                                 f"{tuple(v._value.shape)}")
+            values.append(new)
+        for v, new in zip(self._states, values):
+            v.assign(new)
 
     @property
     def units(self):
@@ -295,7 +335,9 @@ class RNN(Layer):
         drop_in, drop_h = self._masks(x, training)
         if drop_in is not None:
             x = x * _sh.expand_dims(drop_in, 1)
-        if initial_state is None:
+        if initial_state is None and self.stateful and not _kg_probing():
+            states = self._stateful_states(batch, x)
+        elif initial_state is None:
             states = cell.zero_states(batch, x)
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
@@ -340,6 +382,10 @@ class RNN(Layer):
                     prev = out
                 states = new_states
                 outputs.append(out)
+        if self.stateful and not _kg_probing():
+            # the next call starts where this one ended (no gradient flows across calls)
+            for var, st in zip(self._stateful_states(batch, x), states):
+                var.assign(_core.stop_gradient(st))
         if self.return_sequences:
             output = _sh.stack(outputs, axis=1) if outputs else \
                 _core.zeros((batch, 0, cell.units), dtype=x.dtype)
@@ -355,10 +401,22 @@ class RNN(Layer):
             return [out] + [None] * len(self.cell.state_size)
         return out
 
+    def _stateful_states(self, batch, like):
+        from .tensor import Variable
+        if self._states is None:
+            self._states = [Variable(z, trainable=False, name=f"{self.name}/state_{i}")
+                            for i, z in enumerate(self.cell.zero_states(batch, like))]
+        have = self._states[0]._value.shape[0]
+        if have != batch:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': stateful, built for "
+                             f"batches of {have}, called on a batch of {batch} (a stateful "
+                             "layer needs one batch size: give batch_size to the Input)")
+        return list(self._states)
+
     def get_config(self):
         return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
-                "cell": _serialize(self.cell)}
+                "stateful": self.stateful, "cell": _serialize(self.cell)}
 
     @classmethod
     def from_config(cls, config):
@@ -369,6 +427,11 @@ class RNN(Layer):
             raise ValueError("RNN.from_config: the cell must be a serialized layer "
                              "({'class_name': ..., 'config': ...})")
         return cls(deserialize_layer(cell), **config)
+
+
+def _kg_probing():
+    from .keras_graph import probing
+    return probing()
 
 
 def _serialize(layer):
@@ -410,7 +473,7 @@ class _CellLayer(RNN):
             cell.pop(key, None)
         config.update(cell)
         config.update(return_sequences=self.return_sequences, return_state=self.return_state,
-                      go_backwards=self.go_backwards)
+                      go_backwards=self.go_backwards, stateful=self.stateful)
         return config
 
     @classmethod

@@ -184,8 +184,6 @@ def test_bad_input_names_the_layer():
     with pytest.raises(ValueError, match=r"initial state 1 has shape \(2, 3\), expected "
                                          r"\(2, 4\)"):
         lstm(gt.ones([2, 5, 3]), initial_state=[gt.zeros([2, 4]), gt.zeros([2, 3])])
-    with pytest.raises(ValueError, match="stateful=True is not supported"):
-        gt.layers.GRU(3, stateful=True)
     with pytest.raises(TypeError, match="GRU: unexpected keyword argument 'bogus'"):
         gt.layers.GRU(3, bogus=1)
     with pytest.raises(ValueError, match="dropout must be a float in"):
@@ -201,3 +199,41 @@ def test_orthogonal_initializer():
                                   gt.initializers.Orthogonal(seed=3)((3, 3)).numpy())
     with pytest.raises(ValueError, match="rank >= 2"):
         gt.initializers.get("orthogonal")((3,))
+
+
+def test_stateful_layers_carry_states_between_calls():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 6, 3)).astype(np.float32)
+    for cls in (gt.layers.LSTM, gt.layers.GRU, gt.layers.SimpleRNN):
+        whole = cls(4, return_sequences=True)
+        ref = whole(x).numpy()
+        stateful = cls(4, return_sequences=True, stateful=True)
+        stateful(x[:, :1])
+        stateful.set_weights(whole.get_weights())
+        stateful.reset_states()
+        parts = [stateful(x[:, i:i + 2]).numpy() for i in range(0, 6, 2)]
+        np.testing.assert_allclose(np.concatenate(parts, 1), ref, rtol=1e-5, atol=1e-6)
+        stateful.reset_states()
+        np.testing.assert_allclose(stateful(x[:, :2]).numpy(), ref[:, :2], rtol=1e-5, atol=1e-6)
+        assert all(not v.trainable for v in stateful.states)
+        assert len(stateful.variables) == len(whole.variables)     # states are not weights
+        with pytest.raises(ValueError, match="batch of 3"):
+            stateful(np.concatenate([x, x[:1]])[:, :2])
+        with pytest.raises(ValueError, match="2 states for|1 states for|shape"):
+            stateful.reset_states([np.zeros((5, 4))] * len(stateful.states))
+    with pytest.raises(AttributeError, match="not stateful"):
+        gt.layers.LSTM(2).reset_states()
+
+
+def test_a_stateful_model_in_fit_and_reset_states():
+    inp = gt.keras.Input(batch_shape=(4, 3, 2))
+    lstm = gt.layers.LSTM(3, stateful=True)
+    model = gt.keras.Model(inp, gt.layers.Dense(1)(lstm(inp)))
+    x = np.random.default_rng(1).standard_normal((8, 3, 2)).astype(np.float32)
+    model.compile("sgd", "mse")
+    model.fit(x, np.zeros((8, 1), np.float32), batch_size=4, shuffle=False, verbose=0)
+    assert np.abs(lstm.states[0].numpy()).sum() > 0
+    model.reset_states()
+    np.testing.assert_array_equal(lstm.states[0].numpy(), 0.0)
+    again = gt.layers.deserialize(gt.layers.serialize(lstm))
+    assert again.stateful
