@@ -119,7 +119,9 @@ class PReLU(Layer):
 class Conv2DTranspose(Layer):
     """The transpose of a 2-D convolution (a "deconvolution") over NHWC inputs, kernel
     ``(kh, kw, filters, in_channels)`` as Keras'. Output sizes: ``in * stride`` with
-    ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``."""
+    ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``; with
+    ``output_padding`` ``p``, ``(in - 1) * stride + kernel - 2 * pad + p`` (``pad`` is
+    ``kernel // 2`` with ``"same"``, else 0), as Keras."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
@@ -133,13 +135,18 @@ class Conv2DTranspose(Layer):
         super().__init__(name=name, **kwargs)
         who = "Conv2DTranspose"
         _channels_last(data_format, who)
-        if output_padding is not None:
-            raise ValueError(f"{who}: output_padding is not supported (the output size is "
-                             "in * stride with 'same', (in - 1) * stride + max(kernel, stride) "
-                             "with 'valid'); crop or pad the result instead")
         self.filters = _positive_int(filters, "filters", who)
         self.kernel_size = _pair(kernel_size, "kernel_size", who)
         self.strides = _pair(strides, "strides", who)
+        self.output_padding = None
+        if output_padding is not None:
+            op = _pair(output_padding, "output_padding", who) if not isinstance(
+                output_padding, (int, np.integer)) else (int(output_padding),) * 2
+            for o, st in zip(op, self.strides):
+                if not 0 <= o < st:
+                    raise ValueError(f"{who}: output_padding {op} must be >= 0 and smaller "
+                                     f"than the strides {self.strides}")
+            self.output_padding = op
         self.padding = _padding(padding, who)
         self.dilation_rate = _pair(dilation_rate, "dilation_rate", who)
         if self.dilation_rate != (1, 1):
@@ -155,15 +162,18 @@ class Conv2DTranspose(Layer):
             if self.use_bias else None
         self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
 
-    def _out_size(self, size, k, s):
+    def _out_size(self, size, k, s, axis):
         # Keras' deconv_output_length (a kernel smaller than the stride still spans s)
-        return size * s if self.padding == "same" else (size - 1) * s + max(k, s)
+        if self.output_padding is None:
+            return size * s if self.padding == "same" else (size - 1) * s + max(k, s)
+        pad = k // 2 if self.padding == "same" else 0
+        return (size - 1) * s + k - 2 * pad + self.output_padding[axis]
 
     def call(self, inputs):
         from . import nn
         n, h, w, _ = inputs._value.shape
-        out = (n, self._out_size(h, self.kernel_size[0], self.strides[0]),
-               self._out_size(w, self.kernel_size[1], self.strides[1]), self.filters)
+        out = (n, self._out_size(h, self.kernel_size[0], self.strides[0], 0),
+               self._out_size(w, self.kernel_size[1], self.strides[1], 1), self.filters)
         y = nn.conv2d_transpose(inputs, self.kernel, out, strides=list(self.strides),
                                 padding=self.padding.upper())
         return _bias_activation(self, y)
@@ -172,7 +182,7 @@ class Conv2DTranspose(Layer):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "activation": _activation_name(self.activation),
-                "use_bias": self.use_bias}
+                "use_bias": self.use_bias, "output_padding": self.output_padding}
 
 
 class UpSampling2D(Layer):

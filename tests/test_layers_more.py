@@ -254,3 +254,25 @@ def test_review_fixes_adapt_batches_concat_scale_and_pool_arguments():
     nchw = gt.nn.depthwise_conv2d(img, w, [1, 1, 2, 2], "VALID", data_format="NCHW").numpy()
     nhwc = gt.nn.depthwise_conv2d(np.transpose(img, (0, 2, 3, 1)), w, 2, "VALID").numpy()
     np.testing.assert_allclose(nchw, np.transpose(nhwc, (0, 3, 1, 2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("padding,op,k", [("valid", 1, 3), ("same", 1, 3), ("valid", (0, 1), 2),
+                                          ("same", 0, 3)])
+def test_conv2d_transpose_output_padding_is_the_adjoint_of_conv2d(padding, op, k):
+    x = _rand(2, 4, 5, 3)
+    layer = L.Conv2DTranspose(2, k, strides=2, padding=padding, output_padding=op,
+                              use_bias=False, dtype="float64")
+    y = layer(x)
+    ops = (op, op) if isinstance(op, int) else op
+    pad = k // 2 if padding == "same" else 0
+    assert y.shape == (2, 3 * 2 + k - 2 * pad + ops[0], 4 * 2 + k - 2 * pad + ops[1], 2)
+    z = gt.zeros(tuple(y.shape), dtype="float64")
+    with gt.GradientTape() as tape:
+        tape.watch(z)
+        f = gt.nn.conv2d(z, layer.kernel, 2, padding.upper())
+        total = gt.reduce_sum(f * x)
+    np.testing.assert_allclose(y.numpy(), tape.gradient(total, z).numpy(), rtol=1e-10)
+    again = type(layer).from_config(layer.get_config())
+    assert again.output_padding == layer.output_padding
+    with pytest.raises(ValueError, match="smaller than the strides"):
+        L.Conv2DTranspose(2, 3, strides=2, output_padding=2)
