@@ -83,9 +83,12 @@ def _is_array(v):
 def _arrays(v):
     """A structure of arrays: a list or tuple that holds no array, list or dict is one array
     (``y=[0, 1, 1]``), as Keras reads it."""
-    from .tensor import Tensor
+    from .backend import current_device
+    from .tensor import Tensor, convert_to_tensor
     if v is None or isinstance(v, Tensor):
         return v
+    if not isinstance(v, np.ndarray) and current_device().is_native(v):
+        return convert_to_tensor(v)          # a CuPy (device) array: kept on the device
     if isinstance(v, dict):
         return {k: _arrays(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):

@@ -583,3 +583,17 @@ def test_small_fixes_csv_columns_baseline_class_weight_list_and_short_arrays(tmp
     pred = reg(x).numpy()
     loss = reg.fit(x, y, batch_size=16, verbose=0).history["loss"][0]
     assert loss == pytest.approx(((pred - y) ** 2).mean() + 0.5, rel=1e-5)
+
+
+def test_fit_takes_raw_device_arrays():
+    """A CuPy array (here the strict device's array type) is data too: it stays on the
+    device and is never read back through NumPy."""
+    dev = gt.get_device("strict:0")
+    x, y = _data(n=16)
+    with gt.device(dev):
+        xr, yr = dev.asarray(x), dev.asarray(y)
+        model = _linear()
+        model.compile(keras.optimizers.SGD(0.05), "mse")
+        hist = model.fit(xr, yr, batch_size=8, epochs=2, verbose=0)
+        assert len(hist.history["loss"]) == 2
+        np.testing.assert_allclose(model.predict(xr, verbose=0), model(x).numpy(), rtol=1e-6)
