@@ -561,6 +561,20 @@ class Bidirectional(Layer):
         self.forward_layer.zero_output_for_mask = self.return_sequences
         self.backward_layer.zero_output_for_mask = self.return_sequences
         self.return_state = layer.return_state
+        self.stateful = layer.stateful
+
+    def reset_states(self, states=None):
+        """Reset both directions (``states``: the forward layer's, then the backward's)."""
+        if not self.stateful:
+            raise AttributeError(f"Bidirectional layer '{self.name}' is not stateful")
+        if states is None:
+            self.forward_layer.reset_states()
+            self.backward_layer.reset_states()
+            return
+        states = list(states)
+        half = len(states) // 2
+        self.forward_layer.reset_states(states[:half])
+        self.backward_layer.reset_states(states[half:])
 
     def call(self, inputs, initial_state=None, training=False, mask=None):
         f_init = b_init = None

@@ -277,10 +277,15 @@ class RNN(Layer):
             raise AttributeError(f"{type(self).__name__} layer '{self.name}' is not stateful "
                                  "(make it with stateful=True)")
         if self._states is None:
-            if states is None:
+            batch = self._known_batch()
+            if batch is not None:         # built from keras.Input(batch_shape=...)
+                self._stateful_states(batch, _core.zeros((), dtype=self._dtype))
+            elif states is None:
                 return                    # not called yet: its first call starts at zeros
-            raise ValueError(f"{type(self).__name__} layer '{self.name}'.reset_states: call "
-                             "the layer once before giving it states")
+            else:
+                raise ValueError(f"{type(self).__name__} layer '{self.name}'.reset_states: "
+                                 "the batch size is not known yet; call the layer once (or "
+                                 "build it from keras.Input(batch_shape=...)) first")
         if states is None:
             for v in self._states:
                 v.assign(_core.zeros_like(v))
@@ -293,6 +298,8 @@ class RNN(Layer):
         for v, new in zip(self._states, states):
             new = new if isinstance(new, Tensor) else convert_to_tensor(
                 np.asarray(new, dtype=v._value.dtype))
+            if new._value.dtype != v._value.dtype:
+                new = _core.cast(new, v._value.dtype)
             if tuple(new._value.shape) != tuple(v._value.shape):
                 raise ValueError(f"{type(self).__name__} layer '{self.name}'.reset_states: a "
                                  f"state of shape {tuple(new._value.shape)}, expected "
@@ -313,6 +320,15 @@ class RNN(Layer):
         self.cell.build(tuple(input_shape[:1]) + tuple(input_shape[2:]))
         self.cell.built = True
         self.input_spec = InputSpec(ndim=3, axes={-1: int(input_shape[-1])})
+        if self.stateful and self._states is None and not _kg_probing() and \
+                input_shape[0] is not None:
+            self._stateful_states(int(input_shape[0]), _core.zeros((), dtype=self._dtype))
+
+    def _known_batch(self):
+        """A stateful layer's batch size from the functional input it was called on."""
+        nodes = self.__dict__.get("_inbound_nodes") or []
+        shape = getattr(nodes[0].input, "shape", None) if nodes else None
+        return None if not shape or shape[0] is None else int(shape[0])
 
     def _masks(self, x, training):
         """Dropout masks (scaled), one per sequence: on the inputs and on the state."""

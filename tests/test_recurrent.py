@@ -237,3 +237,19 @@ def test_a_stateful_model_in_fit_and_reset_states():
     np.testing.assert_array_equal(lstm.states[0].numpy(), 0.0)
     again = gt.layers.deserialize(gt.layers.serialize(lstm))
     assert again.stateful
+
+
+def test_stateful_states_from_a_batch_shape_bidirectional_and_tensor_states():
+    inp = gt.keras.Input(batch_shape=(2, 3, 2))
+    lstm = gt.layers.LSTM(4, stateful=True)
+    gt.keras.Model(inp, lstm(inp))
+    lstm.reset_states(states=[np.ones((2, 4)), gt.constant(np.ones((2, 4)))])   # float64 too
+    np.testing.assert_array_equal(lstm.states[1].numpy(), 1.0)
+    assert lstm.states[1].dtype == gt.float32
+    bi = gt.layers.Bidirectional(gt.layers.GRU(3, stateful=True, return_sequences=True))
+    bi(np.ones((2, 4, 2), np.float32))
+    assert bi.stateful
+    bi.reset_states()
+    np.testing.assert_array_equal(bi.forward_layer.states[0].numpy(), 0.0)
+    bi.reset_states([np.ones((2, 3)), np.full((2, 3), 2.0)])
+    np.testing.assert_array_equal(bi.backward_layer.states[0].numpy(), 2.0)
