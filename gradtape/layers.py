@@ -51,7 +51,8 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
            "GlobalMaxPooling1D", "GlobalMaxPool1D", "DepthwiseConv2D", "SeparableConv2D",
            "SpatialDropout1D", "SpatialDropout2D", "GaussianDropout", "Normalization",
-           "Identity", "Dot", "Attention", "Masking"]
+           "Identity", "Dot", "Attention", "Masking", "GroupNormalization",
+           "UnitNormalization", "Resizing", "CenterCrop", "RandomFlip", "RandomCrop"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -1783,4 +1784,6 @@ from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # n
                            AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D,
                            GlobalMaxPooling1D, GlobalMaxPool1D, DepthwiseConv2D,
                            SeparableConv2D, SpatialDropout1D, SpatialDropout2D,
-                           GaussianDropout, Normalization, Identity, Dot, Attention, Masking)
+                           GaussianDropout, Normalization, Identity, Dot, Attention, Masking,
+                           GroupNormalization, UnitNormalization, Resizing, CenterCrop,
+                           RandomFlip, RandomCrop)

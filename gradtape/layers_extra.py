@@ -1367,3 +1367,218 @@ class Attention(Layer):
     def get_config(self):
         return {**super().get_config(), "use_scale": self.use_scale,
                 "score_mode": self.score_mode, "dropout": self.dropout}
+
+
+# --- more normalizations -------------------------------------------------------------------
+
+class GroupNormalization(Layer):
+    """Normalize each example over groups of channels (the last axis split into ``groups``
+    of equal size), then scale by ``gamma`` and shift by ``beta`` per channel, as Keras'
+    ``GroupNormalization`` (``groups=1``: layer norm over all features; ``groups=channels``:
+    instance norm)."""
+
+    _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
+    _INITIALIZER_ARGS = {"beta_initializer": "beta_initializer",
+                         "gamma_initializer": "gamma_initializer"}
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.groups = _positive_int(groups, "groups", "GroupNormalization")
+        if axis != -1:
+            raise ValueError("GroupNormalization: only axis=-1 (channels last) is supported, "
+                             f"got {axis!r}")
+        self.axis = -1
+        self.epsilon = float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self.beta_initializer = _init.get(beta_initializer)
+        self.gamma_initializer = _init.get(gamma_initializer)
+        self.input_spec = InputSpec(min_ndim=2)
+
+    def build(self, input_shape):
+        c = int(input_shape[-1])
+        if c % self.groups:
+            raise ValueError(f"GroupNormalization layer '{self.name}': {c} channels do not "
+                             f"split into {self.groups} groups")
+        self.gamma = self.add_weight("gamma", (c,), self.gamma_initializer) if self.scale \
+            else None
+        self.beta = self.add_weight("beta", (c,), self.beta_initializer) if self.center \
+            else None
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: c})
+
+    def call(self, inputs):
+        from . import nn
+        shape = tuple(inputs._value.shape)
+        c = shape[-1]
+        g = _sh.reshape(inputs, shape[:-1] + (self.groups, c // self.groups))
+        axes = list(range(1, len(shape) - 1)) + [len(shape)]   # all but batch and group
+        mean, variance = nn.moments(g, axes=axes, keepdims=True)
+        y = _sh.reshape((g - mean) * _m.rsqrt(variance + self.epsilon), shape)
+        if self.gamma is not None:
+            y = y * self.gamma
+        return y + self.beta if self.beta is not None else y
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
+
+
+class UnitNormalization(Layer):
+    """Each example scaled to unit L2 norm along ``axis``."""
+
+    supports_masking = True
+
+    def __init__(self, axis=-1, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.axis = axis
+
+    def call(self, inputs):
+        from .nn import l2_normalize
+        return l2_normalize(inputs, axis=self.axis)
+
+    def get_config(self):
+        axis = list(self.axis) if isinstance(self.axis, (list, tuple)) else self.axis
+        return {**super().get_config(), "axis": axis}
+
+
+# --- image preprocessing ----------------------------------------------------------------------
+
+class Resizing(Layer):
+    """Resize NHWC images to ``(height, width)`` (``gt.image.resize``: ``"bilinear"`` or
+    ``"nearest"``); ``crop_to_aspect_ratio`` first crops the largest centred window of the
+    target's aspect ratio."""
+
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
+                 name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.height = _positive_int(height, "height", "Resizing")
+        self.width = _positive_int(width, "width", "Resizing")
+        if interpolation not in ("bilinear", "nearest"):
+            raise ValueError(f"Resizing: interpolation must be 'bilinear' or 'nearest', got "
+                             f"{interpolation!r}")
+        self.interpolation = interpolation
+        self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.input_spec = InputSpec(min_ndim=3)
+
+    def call(self, inputs):
+        from . import image
+        x = inputs
+        if self.crop_to_aspect_ratio:
+            h, w = x._value.shape[-3], x._value.shape[-2]
+            ch = min(h, int(round(w * self.height / self.width)))
+            cw = min(w, int(round(h * self.width / self.height)))
+            top, left = (h - ch) // 2, (w - cw) // 2
+            x = x[..., top:top + ch, left:left + cw, :]
+        y = image.resize(x, [self.height, self.width], method=self.interpolation)
+        return y if y._value.dtype == inputs._value.dtype else _core.cast(y, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "interpolation": self.interpolation,
+                "crop_to_aspect_ratio": self.crop_to_aspect_ratio}
+
+
+class CenterCrop(Layer):
+    """The centred ``(height, width)`` window of NHWC images (resized up first when an
+    image is smaller, as Keras)."""
+
+    def __init__(self, height, width, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.height = _positive_int(height, "height", "CenterCrop")
+        self.width = _positive_int(width, "width", "CenterCrop")
+        self.input_spec = InputSpec(min_ndim=3)
+
+    def call(self, inputs):
+        h, w = inputs._value.shape[-3], inputs._value.shape[-2]
+        if h < self.height or w < self.width:
+            return Resizing(self.height, self.width, crop_to_aspect_ratio=True,
+                            dtype=self._dtype)(inputs)
+        top, left = (h - self.height) // 2, (w - self.width) // 2
+        return inputs[..., top:top + self.height, left:left + self.width, :]
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width}
+
+
+class RandomFlip(Layer):
+    """When training, mirror each image with probability 1/2: ``"horizontal"``,
+    ``"vertical"`` or ``"horizontal_and_vertical"`` (each drawn independently); the identity
+    at inference."""
+
+    _MODES = ("horizontal", "vertical", "horizontal_and_vertical")
+
+    def __init__(self, mode="horizontal_and_vertical", seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if mode not in self._MODES:
+            raise ValueError(f"RandomFlip: mode must be one of {list(self._MODES)}, got "
+                             f"{mode!r}")
+        self.mode = mode
+        self.seed = seed
+        self.input_spec = InputSpec(min_ndim=3)
+
+    def _flip(self, x, axis):
+        from .ops.math import where
+        from .random import uniform
+        batched = x._value.ndim == 4
+        n = x._value.shape[0] if batched else 1
+        gen = self._seeded_generator(x._device)
+        shape = [n] if batched else []
+        draw = gen.uniform(shape) if gen is not None else uniform(shape)
+        keep = draw < 0.5
+        if batched:
+            keep = _sh.reshape(keep, (n, 1, 1, 1))
+        return where(keep, _sh.reverse(x, [axis]), x)
+
+    def call(self, inputs, training=False):
+        if not training:
+            return inputs
+        x = inputs
+        if self.mode in ("horizontal", "horizontal_and_vertical"):
+            x = self._flip(x, -2)
+        if self.mode in ("vertical", "horizontal_and_vertical"):
+            x = self._flip(x, -3)
+        return x
+
+    def get_config(self):
+        return {**super().get_config(), "mode": self.mode, "seed": self.seed}
+
+
+class RandomCrop(Layer):
+    """When training, a random ``(height, width)`` window of each batch of NHWC images (one
+    offset per call); at inference the centred window, as Keras."""
+
+    def __init__(self, height, width, seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.height = _positive_int(height, "height", "RandomCrop")
+        self.width = _positive_int(width, "width", "RandomCrop")
+        self.seed = seed
+        if seed is not None:
+            self._seed_words = [int(seed)]
+        else:
+            from .random import next_op_seed
+            found = next_op_seed()
+            self._seed_words = None if found is None else [int(w) for w in found]
+        self.input_spec = InputSpec(min_ndim=3)
+
+    _UNTRACKED = Layer._UNTRACKED | {"_seed_words", "_calls"}
+
+    def call(self, inputs, training=False):
+        h, w = inputs._value.shape[-3], inputs._value.shape[-2]
+        if h < self.height or w < self.width:
+            raise ValueError(f"RandomCrop layer '{self.name}': images of {h}x{w} are smaller "
+                             f"than the crop {self.height}x{self.width}")
+        if not training:
+            return CenterCrop(self.height, self.width, dtype=self._dtype)(inputs)
+        # the offset is drawn on the host (no device round trip): from the layer's seed (or
+        # the global seed) and the call count, else fresh entropy
+        calls = self.__dict__.get("_calls", 0)
+        self._calls = calls + 1
+        words = self._seed_words
+        rng = np.random.default_rng(None if words is None else words + [calls])
+        top = int(rng.integers(0, h - self.height + 1))
+        left = int(rng.integers(0, w - self.width + 1))
+        return inputs[..., top:top + self.height, left:left + self.width, :]
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "seed": self.seed}

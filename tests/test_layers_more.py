@@ -276,3 +276,47 @@ def test_conv2d_transpose_output_padding_is_the_adjoint_of_conv2d(padding, op, k
     assert again.output_padding == layer.output_padding
     with pytest.raises(ValueError, match="smaller than the strides"):
         L.Conv2DTranspose(2, 3, strides=2, output_padding=2)
+
+
+def test_group_and_unit_normalization():
+    x = _rand(2, 3, 5, 6)
+    layer = L.GroupNormalization(groups=3, epsilon=1e-5, dtype="float64")
+    y = layer(x).numpy()
+    g = x.reshape(2, 3, 5, 3, 2)
+    want = (g - g.mean((1, 2, 4), keepdims=True)) / np.sqrt(g.var((1, 2, 4), keepdims=True)
+                                                            + 1e-5)
+    np.testing.assert_allclose(y, want.reshape(x.shape), rtol=1e-10)
+    check_grads(lambda a: L.GroupNormalization(2, dtype="float64")(a), [x[:1, :2, :2, :4]],
+                order=1)
+    with pytest.raises(ValueError, match="do not split into 4 groups"):
+        L.GroupNormalization(4)(x)
+    u = L.UnitNormalization(dtype="float64")(x).numpy()
+    np.testing.assert_allclose(np.linalg.norm(u, axis=-1), 1.0, rtol=1e-10)
+    again = L.GroupNormalization.from_config(layer.get_config())
+    assert again.groups == 3 and again.epsilon == 1e-5
+
+
+def test_image_preprocessing_layers():
+    x = _rand(2, 6, 8, 3)
+    np.testing.assert_allclose(L.Resizing(3, 4, dtype="float64")(x).numpy(),
+                               gt.image.resize(x, [3, 4]).numpy(), rtol=1e-12)
+    cropped = L.Resizing(4, 4, crop_to_aspect_ratio=True, dtype="float64")(x).numpy()
+    np.testing.assert_allclose(cropped, gt.image.resize(x[:, :, 1:7], [4, 4]).numpy(),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(L.CenterCrop(4, 4, dtype="float64")(x).numpy(),
+                                  x[:, 1:5, 2:6])
+    flip = L.RandomFlip("horizontal", seed=3, dtype="float64")
+    np.testing.assert_array_equal(flip(x).numpy(), x)               # inference: identity
+    out = flip(np.concatenate([x] * 8), training=True).numpy()
+    flipped = [np.array_equal(o, x[i % 2][:, ::-1]) for i, o in enumerate(out)]
+    kept = [np.array_equal(o, x[i % 2]) for i, o in enumerate(out)]
+    assert all(a or b for a, b in zip(flipped, kept)) and any(flipped) and any(kept)
+    crop = L.RandomCrop(3, 5, seed=1, dtype="float64")
+    np.testing.assert_array_equal(crop(x).numpy(), x[:, 1:4, 1:6])     # inference: centred
+    a = crop(x, training=True).numpy()
+    assert a.shape == (2, 3, 5, 3)
+    assert any(np.array_equal(a, x[:, t:t + 3, l:l + 5]) for t in range(4) for l in range(4))
+    with pytest.raises(ValueError, match="smaller than the crop"):
+        L.RandomCrop(9, 9)(x, training=True)
+    with pytest.raises(ValueError, match="mode"):
+        L.RandomFlip("diagonal")

@@ -47,6 +47,9 @@ LAYERS = [
     (lambda: L.GaussianDropout(0.1), X2),
     (lambda: L.Normalization(mean=[1.0, 2, 3, 4], variance=[1.0, 2, 3, 4]), X2),
     (lambda: L.Identity(), X2), (lambda: L.Masking(0.5), X3),
+    (lambda: L.GroupNormalization(3), X4), (lambda: L.UnitNormalization(), X2),
+    (lambda: L.Resizing(3, 4, crop_to_aspect_ratio=True), X4), (lambda: L.CenterCrop(2, 3), X4),
+    (lambda: L.RandomFlip("vertical", seed=2), X4), (lambda: L.RandomCrop(3, 3, seed=1), X4),
 ]
 
 
