@@ -716,6 +716,7 @@ class Layer(Module):
 
     #: Whether the layer passes its input's mask on unchanged (Keras' ``supports_masking``).
     supports_masking = False
+
     def compute_mask(self, inputs, mask=None):
         """The mask of this layer's output: the input's when :attr:`supports_masking`,
         else none."""
@@ -725,14 +726,11 @@ class Layer(Module):
     _activity_regularizer = None
 
     def _add_activity_loss(self, out):
-        from .ops.core import cast
+        from .regularizers import penalty
         for t in _nest.flatten(out):
             if isinstance(t, Tensor) and t._value.dtype.kind == "f":
-                penalty = self._activity_regularizer(t)
-                if not isinstance(penalty, Tensor):
-                    penalty = convert_to_tensor(np.asarray(penalty, t._value.dtype))
                 batch = t._value.shape[0] if t._value.ndim else 1
-                self.add_loss(penalty / cast(batch, penalty._value.dtype))
+                self.add_loss(penalty(self._activity_regularizer, t) / float(batch))
 
     def add_loss(self, loss) -> None:
         """Add a loss term (a scalar tensor, or a zero-argument callable evaluated when
@@ -1546,11 +1544,14 @@ class Dropout(Layer):
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
 
+    def _noise_shape(self, inputs):
+        return self.noise_shape
+
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
         from . import nn
-        return nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape,
+        return nn.dropout(inputs, rate=self.rate, noise_shape=self._noise_shape(inputs),
                           rng=self._seeded_generator(inputs._device))
 
     def get_config(self):

@@ -898,12 +898,11 @@ class GlobalMaxPooling1D(_GlobalPool1D):
 
     def _masked(self, x, keep):
         from .ops.reduce import reduce_max
-        # masked steps pushed to the lowest finite value, so they never win
-        from .ops.reduce import reduce_max as _rmax
+        # masked steps pushed to the lowest finite value, so they never win; a row with
+        # every step masked gives 0, not the lowest float
         low = float(np.finfo(x._value.dtype).min)
         top = reduce_max(x * keep + (1.0 - keep) * low, axis=1, keepdims=self.keepdims)
-        # a row with every step masked gives 0, not the lowest float
-        return top * _rmax(keep, axis=1, keepdims=self.keepdims)
+        return top * reduce_max(keep, axis=1, keepdims=self.keepdims)
 
 
 class Masking(Layer):
@@ -1051,14 +1050,9 @@ class _SpatialDropout(Dropout):
         _channels_last(data_format, type(self).__name__)
         self.input_spec = InputSpec(ndim=self._ndim)
 
-    def call(self, inputs, training=False):
-        if not training or self.rate == 0:
-            return inputs
-        from . import nn
+    def _noise_shape(self, inputs):
         shape = inputs._value.shape
-        return nn.dropout(inputs, rate=self.rate,
-                          noise_shape=(shape[0],) + (1,) * (len(shape) - 2) + (shape[-1],),
-                          rng=self._seeded_generator(inputs._device))
+        return (shape[0],) + (1,) * (len(shape) - 2) + (shape[-1],)
 
 
 class SpatialDropout1D(_SpatialDropout):

@@ -102,12 +102,21 @@ def get(identifier):
     raise TypeError(f"cannot interpret {identifier!r} as a regularizer")
 
 
+def penalty(reg, x):
+    """``reg(x)`` as a scalar tensor of ``x``'s dtype (a function may return a number)."""
+    from .tensor import Tensor, convert_to_tensor
+    value = reg(x)
+    if not isinstance(value, Tensor):
+        import numpy as np
+        value = convert_to_tensor(np.asarray(value, dtype=x._value.dtype))
+    return value
+
+
 def collect_losses(module):
     """``module.losses``: the penalties of every regularized weight of ``module`` and its
     sub-layers (each weight once, computed now, so inside a tape they are differentiable),
     then the terms their latest call added (``add_loss``, activity regularizers), then the
     callables given to ``add_loss``."""
-    import numpy as np
     from .layers import Module, _LOSS_SOURCES
     from .tensor import Tensor, convert_to_tensor
     if not _LOSS_SOURCES:          # no layer has ever had a penalty: skip the walk (the rule)
@@ -115,11 +124,6 @@ def collect_losses(module):
     out, seen = [], set()
     modules = [module] + [s for s in module.submodules if isinstance(s, Module)]
 
-    def penalty(reg, w):
-        value = reg(w)
-        if not isinstance(value, Tensor):         # a function returning a number
-            value = convert_to_tensor(np.asarray(value, dtype=w._value.dtype))
-        return value
     for m in modules:
         pairs = [(reg, getattr(m, attr, None)) for attr, reg in
                  (m.__dict__.get("_regularizers") or {}).items()]
