@@ -138,15 +138,16 @@ def flip_up_down(image, name=None) -> Tensor:
     return reverse(x, [x._value.ndim - 3])
 
 
-def _random_flip(image, seed, flip, opname):
+def _random_flip(image, seed, flip, opname, rng=None):
     from .ops.core import cast
     from .ops.math import where
     from . import random as _random
     from .backend import device_scope
     x, single = _images(image, opname)
     n = 1 if single else x._value.shape[0]
+    shape = [n] if not single else []
     with device_scope(x._device):           # drawn where the images are
-        draw = _random.uniform([n] if not single else [], seed=seed)
+        draw = rng.uniform(shape) if rng is not None else _random.uniform(shape, seed=seed)
     keep_shape = [n, 1, 1, 1] if not single else []
     mask = cast(draw < 0.5, "bool")
     if keep_shape:

@@ -1437,6 +1437,28 @@ class UnitNormalization(Layer):
 
 # --- image preprocessing ----------------------------------------------------------------------
 
+def _resize(x, height, width, interpolation="bilinear", crop_to_aspect_ratio=False):
+    """NHWC images resized to ``(height, width)`` in their dtype, first cropped to the
+    largest centred window of that aspect ratio when asked."""
+    from . import image
+    if crop_to_aspect_ratio:
+        h, w = x._value.shape[-3], x._value.shape[-2]
+        ch = min(h, int(round(w * height / width)))
+        cw = min(w, int(round(h * width / height)))
+        x = _center_crop(x, ch, cw)
+    y = image.resize(x, [height, width], method=interpolation)
+    return y if y._value.dtype == x._value.dtype else _core.cast(y, x._value.dtype)
+
+
+def _center_crop(x, height, width):
+    """The centred ``(height, width)`` window of NHWC images (resized up when smaller)."""
+    h, w = x._value.shape[-3], x._value.shape[-2]
+    if h < height or w < width:
+        return _resize(x, height, width, crop_to_aspect_ratio=True)
+    top, left = (h - height) // 2, (w - width) // 2
+    return x[..., top:top + height, left:left + width, :]
+
+
 class Resizing(Layer):
     """Resize NHWC images to ``(height, width)`` (``gt.image.resize``: ``"bilinear"`` or
     ``"nearest"``); ``crop_to_aspect_ratio`` first crops the largest centred window of the
@@ -1455,16 +1477,8 @@ class Resizing(Layer):
         self.input_spec = InputSpec(min_ndim=3)
 
     def call(self, inputs):
-        from . import image
-        x = inputs
-        if self.crop_to_aspect_ratio:
-            h, w = x._value.shape[-3], x._value.shape[-2]
-            ch = min(h, int(round(w * self.height / self.width)))
-            cw = min(w, int(round(h * self.width / self.height)))
-            top, left = (h - ch) // 2, (w - cw) // 2
-            x = x[..., top:top + ch, left:left + cw, :]
-        y = image.resize(x, [self.height, self.width], method=self.interpolation)
-        return y if y._value.dtype == inputs._value.dtype else _core.cast(y, inputs.dtype)
+        return _resize(inputs, self.height, self.width, self.interpolation,
+                       self.crop_to_aspect_ratio)
 
     def get_config(self):
         return {**super().get_config(), "height": self.height, "width": self.width,
@@ -1483,12 +1497,7 @@ class CenterCrop(Layer):
         self.input_spec = InputSpec(min_ndim=3)
 
     def call(self, inputs):
-        h, w = inputs._value.shape[-3], inputs._value.shape[-2]
-        if h < self.height or w < self.width:
-            return Resizing(self.height, self.width, crop_to_aspect_ratio=True,
-                            dtype=self._dtype)(inputs)
-        top, left = (h - self.height) // 2, (w - self.width) // 2
-        return inputs[..., top:top + self.height, left:left + self.width, :]
+        return _center_crop(inputs, self.height, self.width)
 
     def get_config(self):
         return {**super().get_config(), "height": self.height, "width": self.width}
@@ -1510,27 +1519,16 @@ class RandomFlip(Layer):
         self.seed = seed
         self.input_spec = InputSpec(min_ndim=3)
 
-    def _flip(self, x, axis):
-        from .ops.math import where
-        from .random import uniform
-        batched = x._value.ndim == 4
-        n = x._value.shape[0] if batched else 1
-        gen = self._seeded_generator(x._device)
-        shape = [n] if batched else []
-        draw = gen.uniform(shape) if gen is not None else uniform(shape)
-        keep = draw < 0.5
-        if batched:
-            keep = _sh.reshape(keep, (n, 1, 1, 1))
-        return where(keep, _sh.reverse(x, [axis]), x)
-
     def call(self, inputs, training=False):
         if not training:
             return inputs
+        from .image import _random_flip, flip_left_right, flip_up_down
+        rng = self._seeded_generator(inputs._device)
         x = inputs
         if self.mode in ("horizontal", "horizontal_and_vertical"):
-            x = self._flip(x, -2)
+            x = _random_flip(x, None, flip_left_right, "RandomFlip", rng=rng)
         if self.mode in ("vertical", "horizontal_and_vertical"):
-            x = self._flip(x, -3)
+            x = _random_flip(x, None, flip_up_down, "RandomFlip", rng=rng)
         return x
 
     def get_config(self):
@@ -1562,7 +1560,7 @@ class RandomCrop(Layer):
             raise ValueError(f"RandomCrop layer '{self.name}': images of {h}x{w} are smaller "
                              f"than the crop {self.height}x{self.width}")
         if not training:
-            return CenterCrop(self.height, self.width, dtype=self._dtype)(inputs)
+            return _center_crop(inputs, self.height, self.width)
         # the offset is drawn on the host (no device round trip): from the layer's seed (or
         # the global seed) and the call count, else fresh entropy
         calls = self.__dict__.get("_calls", 0)
