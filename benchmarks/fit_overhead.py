@@ -35,8 +35,8 @@ def _model(keras, d_in, hidden, classes):
                              L.Dense(hidden, activation="relu"), L.Dense(classes)])
 
 
-def gradtape_fit(gt, x, y, sizes):
-    keras = gt.keras
+def keras_fit(keras, x, y, sizes):
+    """One epoch of ``model.fit`` with ``keras`` (gradtape's or tf.keras)."""
     model = _model(keras, *sizes)
     model.compile(keras.optimizers.Adam(1e-3),
                   keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -73,19 +73,6 @@ def gradtape_loop(gt, x, y, sizes):
     return run
 
 
-def tf_fit(tf, x, y, sizes):
-    keras = tf.keras
-    model = _model(keras, *sizes)
-    model.compile(keras.optimizers.Adam(1e-3),
-                  keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
-    model.fit(x[:BATCH * 4], y[:BATCH * 4], batch_size=BATCH, verbose=0)
-
-    def run():
-        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
-    return run
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=5)
@@ -104,9 +91,9 @@ def main(argv=None):
     print("| --- | ---: | ---: | ---: |" + (" ---: | ---: |" if tf is not None else ""))
     for label, sizes in SIZES.items():
         x, y = _data(sizes[0], sizes[2], args.steps)
-        impls = {"loop": gradtape_loop(gt, x, y, sizes), "fit": gradtape_fit(gt, x, y, sizes)}
+        impls = {"loop": gradtape_loop(gt, x, y, sizes), "fit": keras_fit(gt.keras, x, y, sizes)}
         if tf is not None:
-            impls["tf"] = tf_fit(tf, x, y, sizes)
+            impls["tf"] = keras_fit(tf.keras, x, y, sizes)
         times = {k: [] for k in impls}
         for _ in range(args.rounds):
             for k, fn in impls.items():
