@@ -311,9 +311,14 @@ def symbolic_call(layer, inputs, args, kwargs):
     out, leaves = runs[0]
     shapes = [tuple(t.shape) for t in leaves]
     if len(runs) == 2:
-        other = [tuple(t.shape) for t in runs[1][1]]
-        shapes = [tuple(a if a == b else None for a, b in zip(s, o)) if len(s) == len(o)
-                  else _rank_changed(layer, s, o) for s, o in zip(shapes, other)]
+        merged = []
+        for s, o in zip(shapes, (tuple(t.shape) for t in runs[1][1])):
+            if len(s) != len(o):
+                raise ValueError(f"{type(layer).__name__} layer '{layer.name}': the rank of "
+                                 f"its output depends on an unknown input size ({s} against "
+                                 f"{o})")
+            merged.append(tuple(a if a == b else None for a, b in zip(s, o)))
+        shapes = merged
     node = _Node(layer, structure, flat, None, fixed_training)
     names = [layer.name] if len(leaves) == 1 else [f"{layer.name}/{i}"
                                                    for i in range(len(leaves))]
@@ -332,11 +337,6 @@ def forget_nodes(layer, nodes):
     if mine:
         ids = {id(n) for n in nodes}
         mine[:] = [n for n in mine if id(n) not in ids]
-
-
-def _rank_changed(layer, a, b):
-    raise ValueError(f"{type(layer).__name__} layer '{layer.name}': the rank of its output "
-                     f"depends on an unknown input size ({a} against {b})")
 
 
 # --- the graph of a functional model ----------------------------------------------------------
