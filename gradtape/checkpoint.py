@@ -227,7 +227,7 @@ def load_module(module, path) -> None:
     targets = _module_targets(module)
     _check_match(path, arrays, targets, f"{type(module).__name__} '{module.name}'")
     for var, arr in _device_arrays(targets, arrays):
-        var._assign_array(arr)
+        var._set(arr)
 
 
 # --- training checkpoints ------------------------------------------------------------------------
@@ -401,7 +401,7 @@ class Checkpoint:
                                   f"nothing was changed:\n  " + "\n  ".join(problems))
         staged = _device_arrays(targets, plain)
         for var, arr in staged:
-            var._assign_array(arr)
+            var._set(arr)
         restored_slots = {}
         for opt, var, slot_name, arr in slot_plan:
             opt._restore_slot(var, slot_name, arr)

@@ -55,30 +55,43 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     return fns[max(fns)]()
 
 
+def _loop_value(v):
+    return v if isinstance(v, Tensor) else convert_to_tensor(v)
+
+
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
                back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
     """Run ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` (at most
-    ``maximum_iterations`` times); the final ``loop_vars``, in the structure given."""
+    ``maximum_iterations`` times), as TF 2's eager ``tf.while_loop``: ``loop_vars`` is a list
+    or tuple (possibly nested) whose Python numbers and arrays become tensors, ``body``
+    returns the same structure, and the result is what the last ``body`` call returned (the
+    converted ``loop_vars`` when ``cond`` is false at once)."""
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callables")
-    single = not isinstance(loop_vars, (list, tuple))
-    current = [loop_vars] if single else list(loop_vars)
+    if not isinstance(loop_vars, (list, tuple)):
+        raise TypeError(f"while_loop: loop_vars must be a list or tuple of loop variables, "
+                        f"got {type(loop_vars).__name__}; wrap a single one as [x]")
+    if not loop_vars:
+        raise ValueError("while_loop: 'loop_vars' must be provided")
+    current = nest.map_structure(_loop_value, loop_vars)
     limit = None if maximum_iterations is None else int(
         maximum_iterations.numpy() if isinstance(maximum_iterations, Tensor)
         else maximum_iterations)
     steps = 0
     while (limit is None or steps < limit) and _host_bool(cond(*current), "while_loop"):
         out = body(*current)
-        out = [out] if single or not isinstance(out, (list, tuple)) else list(out)
-        if len(out) != len(current) or len(nest.flatten(out)) != len(nest.flatten(current)):
-            raise ValueError(f"while_loop: body must return loop_vars' structure: "
-                             f"{len(nest.flatten(current))} value(s) in, "
-                             f"{len(nest.flatten(out))} out")
-        current = out
+        if not isinstance(out, (list, tuple)):
+            raise ValueError(f"while_loop: body must return the structure of loop_vars "
+                             f"(a list or tuple of {len(current)} loop variables), got one "
+                             f"{type(out).__name__}")
+        try:
+            nest.assert_same_structure(list(current), list(out), check_types=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"while_loop: body must return the structure of loop_vars: "
+                             f"{exc}") from None
+        current = nest.map_structure(_loop_value, out)
         steps += 1
-    if single:
-        return current[0]
-    return tuple(current) if isinstance(loop_vars, tuple) else current
+    return current
 
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,

@@ -589,11 +589,29 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
+    return _CustomGradient(f)
 
-    @functools.wraps(f)
-    def decorated(*args, **kwargs):
-        return _call_custom(f, args, kwargs)
-    return decorated
+
+class _CustomGradient:
+    """A ``custom_gradient`` function; on a class, a method whose ``self`` is bound before
+    the call (so ``self`` is not one of the inputs that get gradients, as in TensorFlow)."""
+
+    def __init__(self, f):
+        self._f = f
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        return _call_custom(self._f, args, kwargs)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        bound = self._f.__get__(obj, objtype)
+
+        @functools.wraps(self._f)
+        def method(*args, **kwargs):
+            return _call_custom(bound, args, kwargs)
+        return method
 
 
 def _call_custom(f, args, kwargs):
@@ -613,7 +631,9 @@ def _call_custom(f, args, kwargs):
                         f"a callable grad_fn, got {type(grad_fn).__name__}")
     flat_args = nest.flatten(args)
     all_inputs = flat_args + nest.flatten(kwargs)
-    variables = [v for v in watcher.read if not any(v is i for i in all_inputs)]
+    # (in the order they were created, as TensorFlow hands them to grad_fn)
+    variables = sorted((v for v in watcher.read if not any(v is i for i in all_inputs)),
+                       key=lambda v: v._id)
     if variables and not _accepts_variables(grad_fn):
         raise TypeError(f"@gt.custom_gradient grad_fn of {fname} must accept keyword argument "
                         f"'variables', since function uses variables: "

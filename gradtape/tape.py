@@ -464,8 +464,8 @@ class GradientTape:
                 self._roots.add(t._id)
 
     def watched_variables(self):
-        """The Variables watched so far, in first-watch order."""
-        return tuple(self._watched_vars)
+        """The Variables watched so far, in the order they were created (as TensorFlow)."""
+        return tuple(sorted(self._watched_vars, key=lambda v: v._id))
 
     @contextlib.contextmanager
     def stop_recording(self):

@@ -438,8 +438,6 @@ class Variable(Tensor):
         return arr
 
     def _set(self, array):
-        if self._constraint is not None:
-            array = self._constraint(Tensor(array, self._device))._value
         self._value = array
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
@@ -459,8 +457,12 @@ class Variable(Tensor):
         return self if read_value else None
 
     def _assign_array(self, array):
-        """Install a freshly computed device array of the right shape/dtype (optimizers)."""
-        self._set(array)
+        """Install an optimizer's freshly computed device array of the right shape/dtype,
+        through the Variable's ``constraint`` as Keras' optimizers apply it (``assign`` and
+        restoring a checkpoint never apply it, as in TensorFlow)."""
+        if self._constraint is not None:
+            array = self._constraint(Tensor(array, self._device))._value
+        self._value = array
 
     def __repr__(self):
         return (f"<gt.Variable '{self.name}' shape={tuple(self._value.shape)} "

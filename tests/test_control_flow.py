@@ -33,16 +33,30 @@ def test_while_loop_keeps_the_structure_and_differentiates():
     i, total = gt.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i),
                              (gt.constant(0), gt.constant(0)))
     assert (i.numpy(), total.numpy()) == (5, 10)
-    assert gt.while_loop(lambda v: v < 100, lambda v: v * 2, gt.constant(1)).numpy() == 128
-    assert gt.while_loop(lambda v: True, lambda v: v + 1, [0], maximum_iterations=3) == [3]
+    # TF 2's eager while_loop: Python numbers become tensors, the result is what body returned
+    (v,) = gt.while_loop(lambda v: v < 100, lambda v: (v * 2,), [1])
+    assert v.dtype == gt.int32 and v.numpy() == 128
+    out = gt.while_loop(lambda v, d: True, lambda v, d: [v + 1, {"a": d["a"] * 2.0}],
+                        (0, {"a": 1.5}), maximum_iterations=3)
+    assert isinstance(out, list) and out[0].numpy() == 3 and out[1]["a"].numpy() == 12.0
+    assert out[1]["a"].dtype == gt.float32
+    (k,) = gt.while_loop(lambda v: v > 5, lambda v: [v - 1], [2])
+    assert k.dtype == gt.int32 and k.numpy() == 2
     x = gt.Variable(1.5)
     with gt.GradientTape() as tape:
         _, y = gt.while_loop(lambda k, v: k < 3, lambda k, v: (k + 1, v * x),
                              [gt.constant(0), gt.constant(1.0)])
     assert y.numpy() == pytest.approx(1.5 ** 3)
     assert tape.gradient(y, x).numpy() == pytest.approx(3 * 1.5 ** 2)
-    with pytest.raises(ValueError, match="while_loop: body must return loop_vars' structure"):
+    with pytest.raises(ValueError, match="while_loop: body must return the structure of "
+                                         r"loop_vars \(a list or tuple of 2 loop variables\), got one Tensor"):
         gt.while_loop(lambda a, b: a < 1, lambda a, b: a + 1, [0, 0])
+    with pytest.raises(ValueError, match="while_loop: body must return the structure"):
+        gt.while_loop(lambda a: a < 1, lambda a: a + 1, [0])
+    with pytest.raises(ValueError, match="while_loop: body must return the structure"):
+        gt.while_loop(lambda a, b: a < 1, lambda a, b: (a + 1, [b]), [0, 0])
+    with pytest.raises(TypeError, match="while_loop: loop_vars must be a list or tuple"):
+        gt.while_loop(lambda v: v < 100, lambda v: v * 2, gt.constant(1))
 
 
 def test_map_fn_vectorized_map_and_py_functions():

@@ -92,16 +92,15 @@ def test_gradients_function_against_finite_differences():
         gb.numpy(), numeric_grad(lambda b: np.sum(np.sin(av) * np.exp(b * av)), bv), rtol=1e-7)
 
 
-def test_implicit_gradients_first_use_order():
+def test_implicit_gradients_come_in_construction_order():
     a = gt.Variable(1.0)
     b = gt.Variable(2.0)
 
     def f(x):
-        return b * x + a * a
+        return b * x + a * a          # b is read first; TF orders by construction
     pairs = gt.implicit_gradients(f)(3.0)
-    assert [v is b for _, v in pairs] == [True, False]
-    assert pairs[1][1] is a
-    assert [float(g) for g, _ in pairs] == [3.0, 2.0]
+    assert pairs[0][1] is a and pairs[1][1] is b
+    assert [float(g) for g, _ in pairs] == [2.0, 3.0]
 
 
 def test_implicit_gradients_leaves_out_untrainable_and_unconnected():
@@ -521,6 +520,42 @@ def test_custom_gradient_with_variables():
     assert (float(gx), float(gv)) == (3.0, 200.0)
     pairs = gt.implicit_gradients(scaled)(gt.constant(1.0))
     assert pairs[0][1] is v and float(pairs[0][0]) == 100.0
+
+
+def test_custom_gradient_hands_variables_over_in_creation_order():
+    a, b = gt.Variable(10.0), gt.Variable(20.0)
+
+    @gt.custom_gradient
+    def f(x):
+        def grad(dy, variables=None):
+            assert variables[0] is a and variables[1] is b
+            return dy, [dy * 1.0, dy * 2.0]      # (d/da, d/db) in the order given
+        return x * b * a, grad
+    x = gt.constant(1.0)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert [float(g) for g in tape.gradient(y, [x, a, b])] == [1.0, 1.0, 2.0]
+
+
+def test_custom_gradient_on_a_method_binds_self_first():
+    class Scale:
+        def __init__(self):
+            self.w = gt.Variable(2.0)
+
+        @gt.custom_gradient
+        def call(self, x):
+            def grad(dy, variables=None):
+                return dy * self.w, [dy * x * 10.0]
+            return x * self.w, grad
+    m = Scale()
+    x = gt.constant(3.0)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = m.call(x)
+    assert float(y) == 6.0
+    assert [float(g) for g in tape.gradient(y, [x, m.w])] == [2.0, 30.0]
+    assert Scale.call.__name__ == "call" and m.call.__name__ == "call"
 
 
 def test_custom_gradient_errors():

@@ -376,7 +376,15 @@ def test_watched_variables_survive_gradient():
     with gt.GradientTape() as tape:
         y = b * a
     tape.gradient(y, [a, b])
-    assert tape.watched_variables() == (b, a)
+    assert tape.watched_variables() == (a, b)     # in creation order, as TensorFlow
+
+
+def test_watched_variables_come_in_creation_order_whatever_order_they_were_read():
+    vs = [gt.Variable(float(i), name=f"v{i}") for i in range(4)]
+    with gt.GradientTape() as tape:
+        y = vs[3] * vs[1] + vs[2] * vs[0]
+    assert [v.name for v in tape.watched_variables()] == ["v0:0", "v1:0", "v2:0", "v3:0"]
+    del y
 
 
 # --- higher order -------------------------------------------------------------------------
@@ -598,3 +606,14 @@ def test_tape_module_imports_no_op_module():
         elif isinstance(node, ast.Import):
             imported.update(a.name for a in node.names)
     assert not [m for m in imported if "ops" in m.split(":")[0].split(".")], imported
+
+
+def test_assign_ignores_the_constraint_which_optimizer_steps_apply():
+    clip = lambda x: gt.clip_by_value(x, 0.0, 2.0)     # noqa: E731
+    v = gt.Variable([1.0, 5.0, -3.0], constraint=clip)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 5.0, -3.0])
+    v.assign([4.0, 4.0, 4.0])
+    v.assign_add([1.0, -7.0, 0.0])
+    np.testing.assert_array_equal(v.numpy(), [5.0, -3.0, 4.0])      # as TensorFlow
+    gt.optimizers.SGD(1.0).apply_gradients([(gt.constant([1.0, 1.0, 1.0]), v)])
+    np.testing.assert_array_equal(v.numpy(), [2.0, 0.0, 2.0])        # as Keras' optimizers
