@@ -66,7 +66,7 @@ class DType:
         return f"gt.{self.name}"
 
     def __str__(self):
-        return self.name
+        return f"<dtype: '{self.name}'>"
 
 
 float16 = DType(np.float16)

@@ -31,9 +31,17 @@ _next_id = _speedups.next_id if _speedups is not None else itertools.count(1).__
 
 
 class TensorShape(tuple):
-    """A tensor's shape: a tuple with TensorFlow's helpers."""
+    """A tensor's shape: a tuple of sizes (``None`` for an unknown one) with TensorFlow's
+    helpers. ``TensorShape(None)`` is a shape of unknown rank."""
 
     __slots__ = ()
+
+    def __new__(cls, dims=()):
+        if dims is None:
+            return _UNKNOWN_RANK
+        if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+            dims = (dims,)
+        return super().__new__(cls, (None if d is None else int(d) for d in dims))
 
     @property
     def rank(self):
@@ -41,20 +49,153 @@ class TensorShape(tuple):
 
     ndims = rank
 
+    @property
+    def dims(self):
+        return list(self)
+
     def as_list(self):
         return list(self)
 
     def num_elements(self):
+        """The number of elements, or None when a size is unknown."""
         n = 1
         for d in self:
+            if d is None:
+                return None
             n *= d
         return n
 
     def is_fully_defined(self):
-        return True
+        return all(d is not None for d in self)
+
+    def is_compatible_with(self, other) -> bool:
+        """Whether the two shapes can describe the same tensor (``None`` fits any size)."""
+        other = as_shape(other)
+        if other is _UNKNOWN_RANK:
+            return True
+        return len(self) == len(other) and all(
+            a is None or b is None or a == b for a, b in zip(self, other))
+
+    def merge_with(self, other) -> "TensorShape":
+        """The most specific shape compatible with both, or ValueError."""
+        other = as_shape(other)
+        if other is _UNKNOWN_RANK:
+            return self
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are not compatible")
+        return TensorShape([a if a is not None else b for a, b in zip(self, other)])
+
+    def concatenate(self, other) -> "TensorShape":
+        other = as_shape(other)
+        if other is _UNKNOWN_RANK:
+            return other
+        return TensorShape(tuple(self) + tuple(other))
+
+    def assert_is_compatible_with(self, other) -> None:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {as_shape(other)} are incompatible")
+
+    def assert_has_rank(self, rank) -> None:
+        if len(self) != rank:
+            raise ValueError(f"Shape {self} must have rank {rank}")
+
+    def with_rank(self, rank) -> "TensorShape":
+        self.assert_has_rank(rank)
+        return self
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return TensorShape(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    def __add__(self, other):
+        return self.concatenate(other)
+
+    def __radd__(self, other):
+        return as_shape(other).concatenate(self)
+
+    def __eq__(self, other):
+        if isinstance(other, (list, tuple)):
+            return tuple(self) == tuple(other) and not isinstance(other, _UnknownRankShape)
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
 
     def __repr__(self):
         return f"TensorShape({list(self)})"
+
+    def __str__(self):
+        dims = ", ".join("None" if d is None else str(d) for d in self)
+        return f"({dims},)" if len(self) == 1 else f"({dims})"
+
+
+class _UnknownRankShape(TensorShape):
+    """``TensorShape(None)``: nothing is known, not even the rank."""
+
+    __slots__ = ()
+
+    def __new__(cls):
+        return tuple.__new__(cls, ())
+
+    rank = property(lambda self: None)
+    ndims = rank
+    dims = property(lambda self: None)
+
+    def __len__(self):
+        raise ValueError("Cannot take the length of shape with unknown rank.")
+
+    def __iter__(self):
+        raise ValueError("Cannot iterate over a shape with unknown rank.")
+
+    def as_list(self):
+        raise ValueError("as_list() is not defined on an unknown TensorShape.")
+
+    def num_elements(self):
+        return None
+
+    def is_fully_defined(self):
+        return False
+
+    def is_compatible_with(self, other) -> bool:
+        return True
+
+    def merge_with(self, other) -> TensorShape:
+        return as_shape(other)
+
+    def concatenate(self, other) -> TensorShape:
+        return self
+
+    def assert_has_rank(self, rank) -> None:
+        return None
+
+    def __getitem__(self, key):
+        return self if isinstance(key, slice) else None
+
+    def __eq__(self, other):
+        return isinstance(other, _UnknownRankShape)
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self):
+        return "TensorShape(None)"
+
+    def __str__(self):
+        return "<unknown>"
+
+    def __reduce__(self):
+        return (TensorShape, (None,))
+
+
+_UNKNOWN_RANK = _UnknownRankShape()
+
+
+def as_shape(shape) -> TensorShape:
+    """``shape`` (a TensorShape, list, tuple or None) as a TensorShape."""
+    return shape if isinstance(shape, TensorShape) else TensorShape(shape)
 
 
 class TensorSpec:
@@ -118,8 +259,9 @@ class Tensor:
     """An immutable multi-dimensional array on one device, tracked by gradient tapes."""
 
     __slots__ = ("_value", "_device", "_id", "__weakref__")
+    # NumPy's operators defer to ours (ndarray + tensor is a tensor), while NumPy functions
+    # (np.exp(t), np.sum(t)) work on the host value and give arrays, as with TensorFlow
     __array_priority__ = 1000
-    __array_ufunc__ = None  # NumPy defers to our reflected operators
 
     @property
     def _keras_mask(self):
@@ -141,7 +283,7 @@ class Tensor:
     # --- description ----------------------------------------------------------------
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._value.shape)
+        return tuple.__new__(TensorShape, self._value.shape)
 
     @property
     def dtype(self) -> DType:
@@ -166,9 +308,12 @@ class Tensor:
     def get_shape(self) -> TensorShape:
         return self.shape
 
-    def numpy(self) -> np.ndarray:
-        """The value as a host NumPy array (a copy for GPU tensors)."""
+    def numpy(self):
+        """The value as a host NumPy array (a copy for GPU tensors); a NumPy scalar
+        (``np.float32(2.5)``) for a 0-d tensor, as TensorFlow."""
         host = self._device.to_host(self._value)
+        if host.ndim == 0:
+            return host[()]
         return np.array(host, copy=True) if self._device.host_visible else host
 
     def __array__(self, dtype=None, copy=None):
@@ -231,15 +376,34 @@ class Tensor:
     def experimental_ref(self):
         return self.ref()
 
-    def _format_value(self):
+    def _format_value(self, is_repr=False):
+        """The value as TensorFlow shows it: NumPy's str (or repr) of the host array, put on
+        a line of its own when it takes several."""
         host = np.asarray(self._device.to_host(self._value))
-        return str(host[()]) if host.ndim == 0 else str(host)
+        if host.ndim == 0:
+            text = repr(host.item()) if is_repr and host.dtype.kind != "f" else str(host[()])
+        else:
+            text = np.array_repr(host) if is_repr else str(host)
+        return "\n" + text if "\n" in text else text
 
-    def __repr__(self):
+    def __str__(self):
         return (f"gt.Tensor({self._format_value()}, shape={tuple(self._value.shape)}, "
                 f"dtype={as_dtype(self._value.dtype).name}, device={self._device.name})")
 
-    __str__ = __repr__
+    def __repr__(self):
+        return (f"<gt.Tensor: shape={tuple(self._value.shape)}, "
+                f"dtype={as_dtype(self._value.dtype).name}, device={self._device.name}, "
+                f"numpy={self._format_value(is_repr=True)}>")
+
+    def __format__(self, format_spec):
+        """``f"{loss:.4f}"``: the host value formatted as NumPy formats it (as TF)."""
+        if not format_spec:
+            return str(self._host_value())
+        return format(self._host_value(), format_spec)
+
+    def _host_value(self):
+        host = np.asarray(self._device.to_host(self._value))
+        return host[()] if host.ndim == 0 else host
 
     # --- devices --------------------------------------------------------------------
     def to(self, device) -> "Tensor":
@@ -295,23 +459,41 @@ class Tensor:
     def __abs__(self):
         return _m.abs(self)
 
+    # logical on bool tensors, bitwise on integer ones (as TensorFlow)
     def __invert__(self):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_invert(self)
         return _m.logical_not(self)
 
     def __and__(self, other):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_and(self, other)
         return _m.logical_and(self, other)
 
     def __rand__(self, other):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_and(other, self)
         return _m.logical_and(other, self)
 
     def __or__(self, other):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_or(self, other)
         return _m.logical_or(self, other)
 
     def __ror__(self, other):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_or(other, self)
         return _m.logical_or(other, self)
 
     def __xor__(self, other):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_xor(self, other)
         return _m.logical_xor(self, other)
+
+    def __rxor__(self, other):
+        if self._value.dtype.kind in "iu":
+            return _m.bitwise_xor(other, self)
+        return _m.logical_xor(other, self)
 
     def __lt__(self, other):
         return _m.less(self, other)
@@ -328,12 +510,22 @@ class Tensor:
     def __eq__(self, other):
         if other is None:
             return False
-        return _m.equal(self, other)
+        try:
+            return _m.equal(self, other)
+        except ValueError:
+            if _broadcastable(self, other):
+                raise
+            return _constant_bool(False, self._device)   # shapes that cannot meet, as TF
 
     def __ne__(self, other):
         if other is None:
             return True
-        return _m.not_equal(self, other)
+        try:
+            return _m.not_equal(self, other)
+        except ValueError:
+            if _broadcastable(self, other):
+                raise
+            return _constant_bool(True, self._device)
 
     def __getitem__(self, key):
         return _sh.getitem(self, key)
@@ -348,6 +540,20 @@ class Tensor:
 
     def __deepcopy__(self, memo):
         return Tensor(self._device.copy(self._value), self._device)
+
+
+def _broadcastable(a, b) -> bool:
+    shape_b = b._value.shape if isinstance(b, Tensor) else np.shape(b)
+    try:
+        np.broadcast_shapes(a._value.shape, shape_b)
+    except ValueError:
+        return False
+    return True
+
+
+def _constant_bool(value, device):
+    with device.activate():
+        return Tensor(device.xp.asarray(value), device)
 
 
 class _Ref:
@@ -467,7 +673,7 @@ class Variable(Tensor):
     def __repr__(self):
         return (f"<gt.Variable '{self.name}' shape={tuple(self._value.shape)} "
                 f"dtype={as_dtype(self._value.dtype).name} device={self._device.name}, "
-                f"numpy={self._format_value()}>")
+                f"numpy={self._format_value(is_repr=True)}>")
 
     __str__ = __repr__
 
@@ -508,7 +714,8 @@ def _infer_host(value, dtype):
         return np.asarray(value)
     arr = np.asarray(value)
     if arr.dtype == np.float64:
-        return arr.astype(np.float32)
+        # (NumPy float64 values in a list keep their dtype, as in TF; Python floats do not)
+        return arr if _holds_numpy_float64(value) else arr.astype(np.float32)
     if arr.dtype.kind in "iu" and arr.dtype != np.int32:
         if arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31):
             return arr.astype(np.int32)
@@ -518,6 +725,59 @@ def _infer_host(value, dtype):
     if arr.dtype.kind == "U" or arr.dtype.kind == "S":
         raise TypeError(f"string tensors are not supported ({value!r})")
     return arr
+
+
+def _holds_numpy_float64(value) -> bool:
+    if isinstance(value, (np.floating, np.ndarray)):
+        return value.dtype == np.float64
+    if isinstance(value, (list, tuple)):
+        return any(_holds_numpy_float64(v) for v in value)
+    return False
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(v) for v in value)
+    return False
+
+
+def _packed(value, dtype, what):
+    """A (nested) list holding tensors as one tensor: TF's auto-packing (``tf.stack`` of the
+    parts, so gradients flow to them); the tensors decide the dtype, the other values
+    (Python numbers) are converted to it."""
+    from .ops.shape import stack
+    leaves = []
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for u in v:
+                walk(u)
+        elif isinstance(v, Tensor):
+            leaves.append(v)
+    walk(value)
+    dts = {t._value.dtype for t in leaves}
+    if dtype is None:
+        if len(dts) > 1:
+            raise TypeError(f"{what}: cannot pack tensors of dtypes "
+                            f"{sorted(as_dtype(d).name for d in dts)} into one tensor")
+        dtype = dts.pop()
+    else:
+        for t in leaves:
+            if t._value.dtype != dtype:
+                raise TypeError(f"{what}: a tensor of dtype {as_dtype(t._value.dtype).name} "
+                                f"cannot be packed as {as_dtype(dtype).name}")
+
+    def pack(v):
+        if isinstance(v, (list, tuple)):
+            if not v:
+                raise ValueError(f"{what}: cannot pack an empty list next to tensors")
+            return stack([pack(u) for u in v])
+        if isinstance(v, Tensor):
+            return v
+        return constant(v, dtype=dtype)
+    return pack(value)
 
 
 def _check_python_value_fits(value, dtype, what):
@@ -556,6 +816,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
             raise TypeError(f"convert_to_tensor: tensor of dtype {as_dtype(value._value.dtype).name} "
                             f"requested as {as_dtype(dtype).name}; use gt.cast")
         return value
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        return _packed(value, np_dtype(dtype), "convert_to_tensor")
     if dtype is None and dtype_hint is not None and not isinstance(value, np.ndarray):
         try:
             return constant(value, dtype=dtype_hint)
@@ -576,6 +838,11 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
             arr = device.from_other(arr, value._device)
     elif device.is_native(value) and not isinstance(value, np.ndarray):
         arr = value.astype(dt) if dt is not None else value
+    elif isinstance(value, (list, tuple)) and _holds_tensor(value):
+        packed = _packed(value, dt, "constant")
+        arr = packed._value
+        if packed._device is not device:
+            arr = device.from_other(arr, packed._device)
     else:
         host = _infer_host(value, dt)
         arr = device.asarray(host)

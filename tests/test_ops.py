@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gradtape as gt
+import gradtape.bitwise  # noqa: F401  (gt.bitwise)
 from gradtape.registry import Op, apply
 
 
@@ -24,10 +25,91 @@ def test_repr_and_properties():
     x = gt.constant([[1.0, 2.0], [3.0, 4.0]])
     assert x.shape == (2, 2) and x.shape.as_list() == [2, 2] and x.ndim == 2
     assert x.dtype == gt.float32 and x.dtype == np.float32 and x.device == "cpu:0"
-    assert repr(gt.constant(6.0)) == "gt.Tensor(6.0, shape=(), dtype=float32, device=cpu:0)"
-    assert "shape=(2, 2)" in repr(x) and "[[1. 2.]" in repr(x)
+    assert str(gt.constant(6.0)) == "gt.Tensor(6.0, shape=(), dtype=float32, device=cpu:0)"
+    assert repr(gt.constant(6.0)) == "<gt.Tensor: shape=(), dtype=float32, device=cpu:0, numpy=6.0>"
+    # TF's layouts: str puts a multi-line value on lines of its own, repr shows NumPy's repr
+    assert str(x) == ("gt.Tensor(\n[[1. 2.]\n [3. 4.]], shape=(2, 2), dtype=float32, "
+                      "device=cpu:0)")
+    assert repr(gt.constant([1, 2])) == ("<gt.Tensor: shape=(2,), dtype=int32, device=cpu:0, "
+                                         "numpy=array([1, 2], dtype=int32)>")
+    assert repr(x).endswith("numpy=\narray([[1., 2.],\n       [3., 4.]], dtype=float32)>")
     v = gt.Variable(1.0, name="w")
-    assert v.name == "w:0" and "gt.Variable 'w:0'" in repr(v)
+    assert v.name == "w:0" and "gt.Variable 'w:0'" in repr(v) and repr(v).endswith("numpy=1.0>")
+    assert str(gt.float32) == "<dtype: 'float32'>" and repr(gt.float32) == "gt.float32"
+
+
+def test_format_specs_and_numpy_scalars_as_tf():
+    loss, n = gt.constant(1.23456), gt.constant(3)
+    assert f"{loss:.3f} {n:d} {loss} {n:>3}" == "1.235 3 1.23456   3"
+    assert f"{gt.constant([1.5, 2.0])}" == "[1.5 2. ]"
+    assert type(loss.numpy()) is np.float32 and type(n.numpy()) is np.int32
+    assert type(gt.constant([1.0]).numpy()) is np.ndarray
+    with gt.device("strict:0"):
+        s = gt.constant(np.float32(2.5))
+    assert type(s.numpy()) is np.float32 and f"{s:.1f}" == "2.5"
+
+
+def test_tensor_shapes_behave_as_tf():
+    s = gt.TensorShape([None, 3])
+    assert str(s) == "(None, 3)" and repr(s) == "TensorShape([None, 3])"
+    assert str(gt.TensorShape([4])) == "(4,)"
+    assert not s.is_fully_defined() and s.num_elements() is None
+    assert gt.ones((2, 3)).shape == [2, 3] and gt.ones((2, 3)).shape != [3, 2]
+    shape = gt.ones((2, 3, 4)).shape
+    assert shape[1:].as_list() == [3, 4] and (shape[1:] + [5]).as_list() == [3, 4, 5]
+    assert s.is_compatible_with([7, 3]) and not s.is_compatible_with([7, 4])
+    assert s.merge_with([7, None]).as_list() == [7, 3]
+    with pytest.raises(ValueError, match="not compatible"):
+        s.merge_with([7, 4])
+    unknown = gt.TensorShape(None)
+    assert str(unknown) == "<unknown>" and unknown.rank is None
+    assert unknown.is_compatible_with([1, 2]) and not unknown.is_fully_defined()
+    with pytest.raises(ValueError, match="unknown rank"):
+        len(unknown)
+
+
+def test_numpy_functions_give_arrays_and_operators_give_tensors():
+    t = gt.constant([0.0, 1.0])
+    e = np.exp(t)
+    assert type(e) is np.ndarray and np.allclose(e, [1.0, np.e])
+    assert type(np.ones(2) + t) is gt.Tensor
+    assert np.sum(gt.constant([[1.0, 2.0]]), axis=0).tolist() == [1.0, 2.0]
+    with gt.device("strict:0"):
+        s = gt.constant(np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match="cannot be converted to a NumPy array implicitly"):
+        np.exp(s)
+
+
+def test_bitwise_operators_on_integer_tensors_logical_on_bools():
+    a = gt.constant([6, 5])
+    assert (a & 3).numpy().tolist() == [2, 1] and (a | gt.constant([1, 2])).numpy().tolist() == [7, 7]
+    assert (a ^ 3).numpy().tolist() == [5, 6] and (~a).numpy().tolist() == [-7, -6]
+    assert (3 & a).numpy().tolist() == [2, 1]
+    b = gt.constant([True, False])
+    assert (b & True).numpy().tolist() == [True, False] and (~b).numpy().tolist() == [False, True]
+    with pytest.raises(TypeError, match="logical_and: expected bool tensors, got float32"):
+        gt.constant([1.0]) & 1
+    with pytest.raises(TypeError, match="bitwise_and: expected integer tensors, got bool"):
+        gt.bitwise.bitwise_and(b, b)
+    assert gt.bitwise.left_shift(a, 1).numpy().tolist() == [12, 10]
+    assert gt.bitwise.right_shift(a, gt.constant([1, 2])).numpy().tolist() == [3, 1]
+
+
+def test_lists_index_one_axis_each_and_pack_tensors_as_tf():
+    x = gt.reshape(gt.range(6.0), (2, 3))
+    assert x[[1, 2]].numpy() == 5.0                      # x[[1, 2]] is x[1, 2]
+    f64 = gt.constant(1.0, gt.float64)
+    assert gt.convert_to_tensor([f64, 2.0]).dtype == gt.float64
+    assert gt.constant([np.float64(1.0), np.float64(2.0)]).dtype == gt.float64
+    assert gt.constant([1.0, 2.0]).dtype == gt.float32
+    assert gt.convert_to_tensor([gt.constant(1, gt.int64)]).dtype == gt.int64
+    with pytest.raises(TypeError, match="cannot pack tensors of dtypes"):
+        gt.convert_to_tensor([f64, gt.constant(1.0)])
+    w = gt.Variable(2.0)
+    with gt.GradientTape() as tape:
+        y = gt.convert_to_tensor([[w, 3.0], [w * w, 1.0]])
+        z = gt.reduce_sum(y * y)
+    assert y.shape == [2, 2] and float(tape.gradient(z, w)) == 2 * 2.0 + 4 * 2.0 ** 3
 
 
 def test_default_dtypes_as_tf():
@@ -527,3 +609,29 @@ def test_matmul_with_a_contraction_of_one_gives_numpy_matmul(dtype):
         y = gt.matmul(gt.constant(x), w)
     np.testing.assert_array_equal(tape.gradient(y, w, output_gradients=gt.constant(g)).numpy(),
                                   np.matmul(x.T, g))
+
+
+def test_integer_reductions_division_and_dtype_inference_as_tf():
+    assert gt.reduce_sum(gt.constant([1, 2])).dtype == gt.int32
+    assert gt.reduce_sum(gt.constant([200, 100], gt.uint8)).numpy() == 44      # wraps, as TF
+    assert gt.reduce_prod(gt.constant([2 ** 16, 2 ** 16])).numpy() == 0
+    assert gt.reduce_mean(gt.constant([-1, -2])).numpy() == -1                 # toward zero
+    assert gt.reduce_mean(gt.constant([[-1, -2, -4], [1, 2, 4]]), axis=1).numpy().tolist() == [-2, 2]
+    assert (gt.constant([1.0, 0.7, 3.0]) // 0.1).numpy().tolist() == [10.0, 7.0, 30.0]
+    third = gt.constant(1 / 3, gt.float64)
+    assert (gt.constant(-8.0, gt.float64) // third).numpy() == -24.0
+    assert (gt.constant([7, -7]) // 2).numpy().tolist() == [3, -4]
+    with pytest.raises(gt.InvalidArgumentError, match="floordiv: Integer division by zero"):
+        gt.constant([1, 2]) // gt.constant([1, 0])
+    with pytest.raises(gt.InvalidArgumentError, match="floormod: Integer division by zero"):
+        gt.constant([1]) % 0
+    assert gt.reduce_max(gt.zeros((0,))).numpy() == -np.inf
+    assert gt.reduce_min(gt.zeros((2, 0), gt.int32), axis=1).numpy().tolist() == [2 ** 31 - 1] * 2
+    assert gt.round(gt.constant([1, -2])).numpy().tolist() == [1, -2]
+    assert gt.one_hot([[1], [0]], 2, on_value=5, off_value=-1).dtype == gt.int32
+    assert gt.one_hot([1], 2).dtype == gt.float32
+    lin = gt.linspace(0, 10, 5)
+    assert lin.dtype == gt.float64 and lin.numpy().tolist() == [0.0, 2.5, 5.0, 7.5, 10.0]
+    assert gt.linspace(0.0, 1.0, 3).dtype == gt.float32
+    assert (gt.constant([1, 2]) == gt.constant([1, 2, 3])).numpy() is np.False_
+    assert (gt.constant([1, 2]) != gt.constant([1, 2, 3])).numpy() is np.True_

@@ -5,8 +5,10 @@ import contextlib
 import math as _pymath
 import operator
 
+import numpy as np
+
 from ..backend import device_of
-from ..registry import STATE, apply, apply1, apply2, defop, op_error
+from ..registry import STATE, InvalidArgumentError, apply, apply1, apply2, defop, op_error
 from ..tape import record_binary, record_unary
 from ..tensor import Tensor, _next_id, _speedups
 from ._util import as_tensor, binary, dtype_name, operand
@@ -472,12 +474,23 @@ _dnn, divide_no_nan = _binary("divide_no_nan", _dnn_fwd, _dnn_vjp, float_only=Tr
 
 _floor, floor = _unary("floor", lambda xp, x: xp.floor(x), None, nondiff=True, ufunc="floor")
 _ceil, ceil = _unary("ceil", lambda xp, x: xp.ceil(x), None, nondiff=True, ufunc="ceil")
-_round, round = _unary("round", lambda xp, x: xp.round(x), None, nondiff=True)  # half to even
+# (half to even; integer tensors come back unchanged, as in TF)
+_round, round = _unary("round", lambda xp, x: xp.round(x), None, nondiff=True, float_only=False)
+
+
+def _check_int_divisor(xp, y, opname):
+    # TF's CPU kernels refuse an integer division by zero; where the host can read the
+    # divisor at no cost (NumPy) so do we (a device would have to wait for it)
+    if xp is np and not np.all(y):
+        raise InvalidArgumentError(f"{opname}: Integer division by zero")
 
 
 def _floordiv_fwd(xp, x, y):
-    with _quiet(xp):
-        return xp.floor_divide(x, y)
+    if x.dtype.kind == "f":
+        with _quiet(xp):
+            return xp.floor(x / y)         # TF's floor(x / y), not NumPy's floor_divide
+    _check_int_divisor(xp, y, "floordiv")
+    return xp.floor_divide(x, y)
 
 
 _floordiv, floordiv = _binary("floordiv", _floordiv_fwd, None, nondiff=True)
@@ -489,6 +502,8 @@ def _floormod_vjp(ops, needs, g, ans, x, y):
 
 
 def _floormod_fwd(xp, x, y):
+    if x.dtype.kind != "f":
+        _check_int_divisor(xp, y, "floormod")
     with _quiet(xp):
         return xp.mod(x, y)
 
@@ -524,6 +539,37 @@ def _logical(name, fn):
 _land, logical_and = _logical("logical_and", lambda xp, x, y: xp.logical_and(x, y))
 _lor, logical_or = _logical("logical_or", lambda xp, x, y: xp.logical_or(x, y))
 _lxor, logical_xor = _logical("logical_xor", lambda xp, x, y: xp.logical_xor(x, y))
+
+
+def _bitwise(name, fn):
+    op = defop(name, fn, None, nondiff=True)
+
+    def f(x, y, name=None):
+        x, y = binary(op.name, x, y)
+        for v in (x, y):
+            if isinstance(v, Tensor) and v._value.dtype.kind not in "iu":
+                raise TypeError(f"{op.name}: expected integer tensors, got {dtype_name(v)}")
+        return apply2(op, x, y)
+    return op, f
+
+
+# (on integer tensors; & | ^ ~ on them are these, as in TensorFlow)
+_band, bitwise_and = _bitwise("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y))
+_bor, bitwise_or = _bitwise("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y))
+_bxor, bitwise_xor = _bitwise("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y))
+_lshift, left_shift = _bitwise("left_shift", lambda xp, x, y: xp.left_shift(x, y))
+_rshift, right_shift = _bitwise("right_shift", lambda xp, x, y: xp.right_shift(x, y))
+_binv = defop("invert", lambda xp, x: xp.invert(x), None, nondiff=True)
+
+
+def bitwise_invert(x, name=None):
+    """``~x`` of an integer tensor (``tf.bitwise.invert``)."""
+    x = as_tensor(x, "invert")
+    if x._value.dtype.kind not in "iu":
+        raise TypeError(f"invert: expected an integer tensor, got {dtype_name(x)}")
+    return apply1(_binv, x)
+
+
 _lnot, logical_not = _unary("logical_not", lambda xp, x: xp.logical_not(x), None, nondiff=True,
                             float_only=False)
 _isnan, is_nan = _unary("is_nan", lambda xp, x: xp.isnan(x), None, nondiff=True, ufunc="isnan")

@@ -32,6 +32,8 @@ def _sum_fwd(xp, x, axis, keepdims, in_shape):
     if axis and len(axis) < x.ndim and axis == tuple(range(len(axis))):
         out = sum_leading(xp, x, len(axis))   # leading axes: BLAS when that is faster
         return out.reshape((1,) * len(axis) + tuple(out.shape)) if keepdims else out
+    if x.dtype.kind in "iu":     # in the input's dtype (wrapping around), as TF
+        return xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
     return xp.sum(x, axis=axis, keepdims=keepdims)
 
 
@@ -45,8 +47,12 @@ _sum = defop("reduce_sum", _sum_fwd, _sum_vjp, save_inputs=False, save_output=Fa
 
 def _mean_fwd(xp, x, axis, keepdims, in_shape):
     if x.dtype.kind in "iu":
-        n = _count(in_shape, axis)
-        return (xp.sum(x, axis=axis, keepdims=keepdims) // max(n, 1)).astype(x.dtype)
+        # the sum in the input's dtype divided by the count, truncated toward zero (as TF)
+        n = max(_count(in_shape, axis), 1)
+        s = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        if x.dtype.kind == "u":
+            return s // x.dtype.type(n)
+        return xp.where(s < 0, -((-s) // n), s // n).astype(x.dtype)
     if xp is np and x.dtype.itemsize >= 4:
         # np.mean's own steps without its Python layer: the pairwise sum, then the division
         return np.add.reduce(x, axis=axis, keepdims=keepdims) / _count(in_shape, axis)
@@ -77,11 +83,30 @@ def _extreme_vjp(ops, needs, g, ans, x, axis, keepdims, in_shape):
     return (gk * (mask / count),)
 
 
+def _empty_extreme(xp, x, axis, keepdims, lowest):
+    """reduce_max/min over no elements: the identity (-inf/inf, or the integer dtype's
+    lowest/highest value), as TF."""
+    dt = x.dtype
+    if dt.kind == "f":
+        fill = -np.inf if lowest else np.inf
+    else:
+        info = np.iinfo(dt)
+        fill = info.min if lowest else info.max
+    shape = [1 if (axis is None or i in axis) else d for i, d in enumerate(x.shape)]
+    if not keepdims:
+        shape = [d for i, d in enumerate(x.shape) if not (axis is None or i in axis)]
+    return xp.full(tuple(shape), fill, dtype=dt)
+
+
 def _max_fwd(xp, x, axis, keepdims, in_shape):
+    if x.size == 0:
+        return _empty_extreme(xp, x, axis, keepdims, True)
     return xp.max(x, axis=axis, keepdims=keepdims)
 
 
 def _min_fwd(xp, x, axis, keepdims, in_shape):
+    if x.size == 0:
+        return _empty_extreme(xp, x, axis, keepdims, False)
     return xp.min(x, axis=axis, keepdims=keepdims)
 
 
@@ -90,6 +115,8 @@ _rmin = defop("reduce_min", _min_fwd, _extreme_vjp)
 
 
 def _prod_fwd(xp, x, axis, keepdims, in_shape):
+    if x.dtype.kind in "iu":     # in the input's dtype (wrapping around), as TF
+        return xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
     return xp.prod(x, axis=axis, keepdims=keepdims)
 
 
@@ -138,8 +165,6 @@ def _reducer(op, opname, float_only=False):
         if x._value.dtype.kind == "b" and opname != "reduce_sum":
             raise TypeError(f"{opname}: bool tensors are not supported; cast first")
         axes = normalize_axis(axis, x._value.ndim, opname)
-        if opname in ("reduce_max", "reduce_min") and x._value.size == 0:
-            raise ValueError(f"{opname}: cannot reduce an empty tensor")
         return apply1(op, x, {"axis": axes, "keepdims": bool(keepdims),
                               "in_shape": tuple(x._value.shape)})
     fn.__name__ = opname

@@ -530,6 +530,8 @@ def getitem(tensor, key) -> Tensor:
     make the host wait, so such an index gives zeros in the result and contributes nothing
     to the gradient, as TensorFlow's GPU kernels do (it never wraps around)."""
     x = as_tensor(tensor, "getitem")
+    if type(key) is list:
+        key = tuple(key)        # TF reads a list as one index per axis: x[[0, 1]] is x[0, 1]
     return _index(x, _convert_key(x, key), "getitem")
 
 
@@ -733,12 +735,28 @@ def _one_hot_fwd(xp, indices, depth, on, off, axis, dtype):
 _one_hot = defop("one_hot", _one_hot_fwd, nondiff=True)
 
 
+class _HostDtype:
+    """What a tensor of ``value`` would hold (TF's default dtypes), worked out on the host."""
+
+    def __init__(self, value):
+        from ..tensor import _infer_host
+        self._value = _infer_host(value, None)
+
+
+_as_tensor_of = _HostDtype
+
+
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """One-hot vectors; indices outside ``[0, depth)`` give all-off rows, as in TF."""
     idx = as_tensor(indices, "one_hot")
     if idx._value.dtype.kind not in "iu":
         raise TypeError(f"one_hot: indices must be integers, got {dtype_name(idx)}")
-    dt = np_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+    if dtype is not None:
+        dt = np_dtype(dtype)
+    else:       # as TF: the dtype of on_value, else of off_value, else float32
+        given = on_value if on_value is not None else off_value
+        dt = np.dtype(np.float32) if given is None else \
+            (given if isinstance(given, Tensor) else _as_tensor_of(given))._value.dtype
     on = 1 if on_value is None else (on_value.numpy() if isinstance(on_value, Tensor) else on_value)
     off = 0 if off_value is None else (off_value.numpy() if isinstance(off_value, Tensor)
                                        else off_value)
@@ -785,8 +803,9 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
     s = start.numpy() if isinstance(start, Tensor) else start
     e = stop.numpy() if isinstance(stop, Tensor) else stop
-    dt = start._value.dtype if isinstance(start, Tensor) else \
-        start.dtype if isinstance(start, np.generic) and start.dtype.kind == "f" else np.float32
+    # as TF: start's dtype; integer starts (a Python int too) give float64
+    sdt = (start if isinstance(start, Tensor) else _as_tensor_of(start))._value.dtype
+    dt = sdt if sdt.kind == "f" else np.dtype(np.float64)
     dev = current_device()
     if np.ndim(s) == 0 and np.ndim(e) == 0 and axis not in (0, -1):
         raise ValueError(f"linspace: axis {axis} is out of range for scalar start and stop "
