@@ -23,7 +23,7 @@ import numpy as np
 from .tensor import Variable
 
 __all__ = ["CheckpointError", "save_module", "load_module", "write_arrays", "read_arrays",
-           "Checkpoint", "CheckpointLoadStatus", "latest_checkpoint"]
+           "Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "latest_checkpoint"]
 
 FORMAT = "gradtape"
 FORMAT_VERSION = "1"
@@ -233,24 +233,62 @@ def load_module(module, path) -> None:
 # --- training checkpoints ------------------------------------------------------------------------
 
 class CheckpointLoadStatus:
-    """What :meth:`Checkpoint.restore` returns; restoring is all or nothing, so every check
-    passes once it has returned."""
+    """What :meth:`Checkpoint.restore` returns (TF's checks of a partial restore).
 
-    def __init__(self, path, names):
+    ``restored`` names the values restored, ``unused`` those of the file that no object
+    took, ``unrestored`` the objects' values the file did not have."""
+
+    def __init__(self, path, names, unused=(), unrestored=()):
         self.path = path
         self.restored = tuple(names)
+        self.unused = tuple(unused)
+        self.unrestored = tuple(unrestored)
 
     def assert_consumed(self):
+        """Raise AssertionError unless every value of the file was restored into an object
+        and every object's value came from the file."""
+        self.assert_existing_objects_matched()
+        if self.unused:
+            raise AssertionError(f"Unresolved values in checkpoint {self.path}: "
+                                 f"{_listing(sorted(self.unused))}")
         return self
 
     def assert_existing_objects_matched(self):
+        """Raise AssertionError if a value of the checkpointed objects was not restored."""
+        if self.unrestored:
+            raise AssertionError(f"Some objects had values that were not restored from "
+                                 f"{self.path}: {_listing(sorted(self.unrestored))}")
+        return self
+
+    def assert_nontrivial_match(self):
+        if not self.restored:
+            raise AssertionError(f"Nothing was restored from {self.path}")
         return self
 
     def expect_partial(self):
+        """Say that a partial restore is intended (TF then stops warning about it)."""
         return self
 
     def __repr__(self):
         return f"<CheckpointLoadStatus {self.path}: {len(self.restored)} values>"
+
+
+class InitializationOnlyStatus(CheckpointLoadStatus):
+    """``restore(None)``: nothing to restore (the first run of a training script), so the
+    objects keep their initial values."""
+
+    def __init__(self):
+        super().__init__(None, ())
+
+    def assert_consumed(self):
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being "
+                             "restored.")
+
+    assert_existing_objects_matched = assert_consumed
+    assert_nontrivial_match = assert_consumed
+
+    def __repr__(self):
+        return "<InitializationOnlyStatus>"
 
 
 class Checkpoint:
@@ -356,11 +394,16 @@ class Checkpoint:
         return self.restore(save_path)
 
     def restore(self, save_path) -> CheckpointLoadStatus:
-        """Restore every object from ``save_path`` (with or without the ``.safetensors``
-        suffix). All names, shapes and dtypes are checked first; on any mismatch nothing
-        changes."""
+        """Restore the objects from ``save_path`` (with or without the ``.safetensors``
+        suffix); ``None`` (no checkpoint yet, as ``latest_checkpoint`` gives on a first run)
+        restores nothing.
+
+        As TensorFlow, the values the file and the objects share are restored; what only
+        one side has is reported by the returned status (``assert_consumed()``). Shapes,
+        dtypes and optimizer slots are checked first, and on any mismatch (or a file with
+        no value in common, or values for a model not built yet) nothing changes."""
         if save_path is None:
-            raise CheckpointError("Checkpoint.restore: save_path is None (no checkpoint found?)")
+            return InitializationOnlyStatus()
         path = os.fspath(save_path)
         if not os.path.exists(path) and os.path.exists(path + SUFFIX):
             path += SUFFIX
@@ -378,32 +421,32 @@ class Checkpoint:
             slot_name, _, var_path = rest.partition("/")
             opt = opt_names.get(opt_name)
             var = path_to_var.get(var_path)
-            if opt is None:
-                problems.append(f"{key}: no optimizer named {opt_name!r} in this checkpoint "
-                                "object")
-                continue
-            if var is None:
-                problems.append(f"{key}: no variable {var_path!r} in this checkpoint object")
-                continue
+            if opt is None or var is None:
+                continue      # (the slot of an optimizer or a variable not restored here)
             why = opt._check_slot_restore(var, slot_name, arr.shape, arr.dtype)
             if why:
                 problems.append(f"{key}: {why}")
                 continue
-            slot_plan.append((opt, var, slot_name, arr))
+            slot_plan.append((opt, var, slot_name, arr, key))
+        shared = {k: targets[k] for k in targets if k in plain}
         try:
-            _check_match(path, plain, targets, "checkpoint object")
+            _check_match(path, {k: plain[k] for k in shared}, shared, "checkpoint object")
         except CheckpointError as exc:
             if problems:
                 raise CheckpointError(str(exc) + "\n  " + "\n  ".join(problems)) from None
             raise
+        problems.extend(self._unbuilt(plain, targets))
+        if not set(shared) - {"save_counter"} and set(plain) - {"save_counter"}:
+            problems.append("no value in common: the file is from other objects (it holds "
+                            f"{_listing(sorted(plain))})")
         if problems:
             raise CheckpointError(f"checkpoint: {path} does not match the checkpoint object; "
                                   f"nothing was changed:\n  " + "\n  ".join(problems))
-        staged = _device_arrays(targets, plain)
+        staged = _device_arrays(shared, plain)
         for var, arr in staged:
             var._set(arr)
         restored_slots = {}
-        for opt, var, slot_name, arr in slot_plan:
+        for opt, var, slot_name, arr, _ in slot_plan:
             opt._restore_slot(var, slot_name, arr)
             restored_slots.setdefault(id(opt), set()).add(var._id)
         # Variables the file has no slots for restart with fresh optimizer state.
@@ -413,7 +456,23 @@ class Checkpoint:
                 if vid not in keep and vid in opt._slots:
                     del opt._slots[vid]
                     del opt._slot_owners[vid]
-        return CheckpointLoadStatus(path, list(arrays))
+        restored = list(shared) + [plan[4] for plan in slot_plan]
+        done = set(restored)
+        unused = [k for k in arrays if k not in done]
+        unrestored = [k for k in targets if k not in plain]
+        return CheckpointLoadStatus(path, restored, unused, unrestored)
+
+    def _unbuilt(self, plain, targets):
+        """A Module given with no variables yet while the file has values for it: TF would
+        restore them once it is built; here it is an error, not a silent skip."""
+        from .layers import Module
+        out = []
+        for key, obj in self._objects.items():
+            if isinstance(obj, Module) and not any(k.startswith(key + "/") for k in targets) \
+                    and any(k.startswith(key + "/") for k in plain):
+                out.append(f"{key!r} has no variables yet: call it once on an input to build "
+                           "it before restoring")
+        return out
 
 
 # --- the latest checkpoint of a directory ---------------------------------------------------------
@@ -454,3 +513,139 @@ def latest_checkpoint(checkpoint_dir) -> str | None:
     except OSError:
         return None
     return None
+
+
+# --- keeping the last few checkpoints -------------------------------------------------------------
+
+class CheckpointManager:
+    """Numbered checkpoints in one directory, keeping the newest ``max_to_keep``
+    (``tf.train.CheckpointManager``).
+
+        manager = gt.train.CheckpointManager(ckpt, "runs", max_to_keep=3)
+        ckpt.restore(manager.latest_checkpoint)       # None on the first run: nothing to do
+        path = manager.save()                         # runs/ckpt-1.safetensors
+
+    ``keep_checkpoint_every_n_hours`` also keeps, for good, one checkpoint per that many
+    hours among those ``max_to_keep`` removes. With ``step_counter`` and
+    ``checkpoint_interval``, ``save()`` writes only when the counter has moved on by at least
+    the interval since the last save (and returns None otherwise)."""
+
+    def __init__(self, checkpoint, directory, max_to_keep, keep_checkpoint_every_n_hours=None,
+                 checkpoint_name="ckpt", step_counter=None, checkpoint_interval=None,
+                 init_fn=None):
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(f"CheckpointManager: checkpoint must be a gt.train.Checkpoint, got "
+                            f"{type(checkpoint).__name__}")
+        if max_to_keep is not None and int(max_to_keep) <= 0:
+            raise ValueError(f"CheckpointManager: max_to_keep must be positive or None, got "
+                             f"{max_to_keep!r}")
+        if checkpoint_interval is not None and step_counter is None:
+            raise ValueError("CheckpointManager: checkpoint_interval needs a step_counter")
+        self._checkpoint = checkpoint
+        self._directory = os.fspath(directory)
+        self._max_to_keep = None if max_to_keep is None else int(max_to_keep)
+        self._keep_seconds = (None if keep_checkpoint_every_n_hours is None
+                              else float(keep_checkpoint_every_n_hours) * 3600.0)
+        self._prefix = os.path.join(self._directory, checkpoint_name)
+        self._step_counter = step_counter
+        self._interval = checkpoint_interval
+        self._init_fn = init_fn
+        self._last_step = None
+        # the checkpoints an earlier run left here (oldest first), as TF recovers them
+        self._kept = []
+        state = os.path.join(self._directory, _STATE_FILE)
+        try:
+            with open(state) as f:
+                for line in f:
+                    m = re.match(r'^all_model_checkpoint_paths:\s*"(.*)"\s*$', line.strip())
+                    if m:
+                        p = os.path.join(self._directory, m.group(1))
+                        if os.path.exists(p):
+                            self._kept.append(p)
+        except OSError:
+            pass
+        self._last_preserved = (os.path.getmtime(self._kept[-1]) if self._kept
+                                else _now())
+
+    @property
+    def directory(self):
+        return self._directory
+
+    @property
+    def checkpoints(self):
+        """The kept checkpoints' paths, oldest first."""
+        return list(self._kept)
+
+    @property
+    def latest_checkpoint(self):
+        """The newest checkpoint's path, or None when there is none yet."""
+        return self._kept[-1] if self._kept else None
+
+    @property
+    def checkpoint_interval(self):
+        return self._interval
+
+    def save(self, checkpoint_number=None, check_interval=True):
+        """Write a checkpoint numbered ``checkpoint_number`` (by default the checkpoint's save
+        counter, advanced by one), remove those beyond ``max_to_keep`` and return its path."""
+        if self._interval is not None and check_interval:
+            step = int(self._step_counter.numpy() if hasattr(self._step_counter, "numpy")
+                       else self._step_counter)
+            if self._last_step is not None and step < self._last_step + int(self._interval):
+                return None
+            self._last_step = step
+        os.makedirs(self._directory, exist_ok=True)
+        counter = self._checkpoint.save_counter
+        n = int(counter.numpy()) + 1
+        counter.assign(np.int64(n))
+        number = n if checkpoint_number is None else int(
+            checkpoint_number.numpy() if hasattr(checkpoint_number, "numpy")
+            else checkpoint_number)
+        path = f"{self._prefix}-{number}{SUFFIX}"
+        try:
+            self._checkpoint.write(path)
+        except BaseException:
+            counter.assign(np.int64(n - 1))
+            raise
+        self._kept = [p for p in self._kept if p != path] + [path]
+        self._sweep()
+        self._write_state()
+        return path
+
+    def restore_or_initialize(self):
+        """Restore the latest checkpoint and return its path; with none, call ``init_fn``
+        (if given) and return None."""
+        if self.latest_checkpoint is not None:
+            self._checkpoint.restore(self.latest_checkpoint)
+            return self.latest_checkpoint
+        if self._init_fn is not None:
+            self._init_fn()
+        return None
+
+    def _sweep(self):
+        if self._max_to_keep is None:
+            return
+        while len(self._kept) > self._max_to_keep:
+            old = self._kept.pop(0)
+            if self._keep_seconds is not None:
+                t = os.path.getmtime(old) if os.path.exists(old) else 0.0
+                if t - self._last_preserved >= self._keep_seconds:
+                    self._last_preserved = t
+                    continue                    # kept for good, no longer managed
+            try:
+                os.remove(old)
+            except FileNotFoundError:
+                pass
+
+    def _write_state(self):
+        names = [os.path.relpath(p, self._directory) for p in self._kept]
+        text = ""
+        if names:
+            text = f'model_checkpoint_path: "{names[-1]}"\n'
+        text += "".join(f'all_model_checkpoint_paths: "{n}"\n' for n in names)
+        _atomic_write(os.path.join(self._directory, _STATE_FILE), text.encode())
+
+
+def _now():
+    import time
+    return time.time()

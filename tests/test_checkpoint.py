@@ -243,3 +243,82 @@ def test_checkpoint_of_plain_variables_and_latest_in_empty_dir(tmp_path):
     assert gt.train.latest_checkpoint(tmp_path / "nothing_here") is None
     with pytest.raises(TypeError, match="must be a gt Module"):
         gt.train.Checkpoint(model=object())
+
+
+def test_restore_none_partial_restores_and_their_status(tmp_path):
+    model = make_model()
+    opt = gt.optimizers.Adam(0.01)
+    train_steps(model, opt, 1)
+    step = gt.Variable(np.int64(7), trainable=False)
+    path = gt.train.Checkpoint(model=model, optimizer=opt, step=step).save(str(tmp_path / "c"))
+
+    status = gt.train.Checkpoint(model=make_model()).restore(None)     # a first run
+    with pytest.raises(AssertionError, match="No checkpoint specified"):
+        status.assert_consumed()
+
+    # the model alone out of a file that also holds an optimizer and a step (TF's partial)
+    fresh = make_model()
+    status = gt.train.Checkpoint(model=fresh).restore(path).expect_partial()
+    assert_same(snapshot(fresh), snapshot(model))
+    status.assert_existing_objects_matched()
+    with pytest.raises(AssertionError, match="Unresolved values in checkpoint"):
+        status.assert_consumed()
+    assert "step" in status.unused and "optimizer/iterations" in status.unused
+
+    # more objects than the file has: the shared ones are restored, the rest reported
+    extra = gt.Variable(5.0)
+    other = make_model()
+    status = gt.train.Checkpoint(model=other, extra=extra).restore(path)
+    assert_same(snapshot(other), snapshot(model)) and float(extra) == 5.0
+    assert status.unrestored == ("extra",)
+    with pytest.raises(AssertionError, match="not restored .*extra"):
+        status.assert_existing_objects_matched()
+
+    # nothing in common, or a model not built yet: an error, and nothing changes
+    v = gt.Variable(1.0)
+    with pytest.raises(CheckpointError, match="no value in common"):
+        gt.train.Checkpoint(other_name=v).restore(path)
+    unbuilt = gt.keras.Sequential([gt.keras.layers.Dense(3)])
+    with pytest.raises(CheckpointError, match="'model' has no variables yet"):
+        gt.train.Checkpoint(model=unbuilt, step=gt.Variable(np.int64(0))).restore(path)
+
+
+def test_checkpoint_manager_keeps_the_newest_and_resumes(tmp_path):
+    v = gt.Variable(0.0)
+    ckpt = gt.train.Checkpoint(v=v)
+    manager = gt.train.CheckpointManager(ckpt, tmp_path / "runs", max_to_keep=2)
+    assert manager.latest_checkpoint is None
+    assert isinstance(ckpt.restore(manager.latest_checkpoint), gt.train.CheckpointLoadStatus)
+    paths = []
+    for i in range(4):
+        v.assign(float(i))
+        paths.append(manager.save())
+    assert [os.path.basename(p) for p in paths] == [f"ckpt-{i}.safetensors" for i in range(1, 5)]
+    assert manager.checkpoints == paths[2:]
+    assert not os.path.exists(paths[0]) and not os.path.exists(paths[1])
+    assert gt.train.latest_checkpoint(tmp_path / "runs") == paths[3]
+    # a later run finds them and goes on numbering from the restored counter
+    v2 = gt.Variable(-1.0)
+    ckpt2 = gt.train.Checkpoint(v=v2)
+    manager2 = gt.train.CheckpointManager(ckpt2, tmp_path / "runs", max_to_keep=2)
+    assert manager2.checkpoints == paths[2:]
+    assert manager2.restore_or_initialize() == paths[3] and float(v2) == 3.0
+    assert os.path.basename(manager2.save()).startswith("ckpt-5")
+    assert manager2.checkpoints == [paths[3], manager2.latest_checkpoint]
+    assert manager2.save(checkpoint_number=100).endswith("ckpt-100.safetensors")
+
+    # a step interval: saves only once the counter has moved on far enough
+    step = gt.Variable(np.int64(0), trainable=False)
+    every = gt.train.CheckpointManager(gt.train.Checkpoint(v=v), tmp_path / "every", None,
+                                       step_counter=step, checkpoint_interval=10)
+    saved = []
+    for s in (0, 5, 10, 12, 25):
+        step.assign(np.int64(s))
+        saved.append(every.save() is not None)
+    assert saved == [True, False, True, False, True] and len(every.checkpoints) == 3
+    called = []
+    fresh = gt.train.CheckpointManager(gt.train.Checkpoint(v=v), tmp_path / "empty", 1,
+                                       init_fn=lambda: called.append(1))
+    assert fresh.restore_or_initialize() is None and called == [1]
+    with pytest.raises(ValueError, match="max_to_keep must be positive"):
+        gt.train.CheckpointManager(ckpt, tmp_path, max_to_keep=0)
