@@ -1,13 +1,28 @@
-"""Numeric debugging: stop at the first op that makes a NaN or an infinity."""
+"""``gt.debugging``: stop at the first op that makes a NaN or an infinity, and TF's
+run-time assertions (``assert_equal``, ``assert_near``, ``assert_shapes``, ``Assert`` ...).
+
+An assertion on values reads its verdict on the host (one synchronisation, as any check of
+values must); a failed one raises ``InvalidArgumentError`` naming the op, the message and
+the values, as TensorFlow's eager assertions do. Checks of static facts (rank, shape, dtype)
+read no value and raise ``ValueError``/``TypeError`` as TF does for them."""
 from __future__ import annotations
 
-from .registry import STATE
+import numpy as np
 
-__all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics", "NumericsError"]
+from .registry import STATE, InvalidArgumentError
+
+__all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics", "NumericsError",
+           "Assert", "assert_equal", "assert_none_equal", "assert_less", "assert_less_equal",
+           "assert_greater", "assert_greater_equal", "assert_near", "assert_negative",
+           "assert_positive", "assert_non_negative", "assert_non_positive", "assert_rank",
+           "assert_rank_at_least", "assert_rank_in", "assert_shapes", "assert_type",
+           "assert_integer", "assert_scalar", "assert_all_finite", "assert_proper_iterable",
+           "is_numeric_tensor", "is_non_decreasing", "is_strictly_increasing"]
 
 
-class NumericsError(FloatingPointError):
-    """An op produced NaN or inf while ``enable_check_numerics`` is on."""
+class NumericsError(InvalidArgumentError, FloatingPointError):
+    """An op produced NaN or inf while ``enable_check_numerics`` is on, or
+    ``check_numerics`` found one (TF raises InvalidArgumentError for both)."""
 
 
 def enable_check_numerics(stack_height_limit=30, path_length_limit=50):
@@ -90,3 +105,228 @@ def check_numerics(tensor, message, name=None):
     if bad:
         raise NumericsError(f"check_numerics: {message} (tensor has {bad})")
     return tensor
+
+
+# --- assertions ----------------------------------------------------------------------------
+
+def _t(x, opname):
+    from .tensor import Tensor, convert_to_tensor
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return convert_to_tensor(x)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{opname}: expected a tensor, got {type(x).__name__} ({exc})") \
+            from None
+
+
+def _summary(t, summarize):
+    host = np.asarray(t.numpy()).ravel()
+    n = 3 if summarize is None else int(summarize)
+    shown = host if n < 0 or host.size <= n else host[:n]
+    text = " ".join(str(v) for v in shown)
+    return f"[{text}{' ...' if shown.size < host.size else ''}]"
+
+
+def _fail(opname, message, parts, summarize):
+    head = f"{message}\n" if message else ""
+    details = "\n".join(f"{label} (shape={tuple(t.shape)}) = {_summary(t, summarize)}"
+                        for label, t in parts)
+    raise InvalidArgumentError(f"{head}{opname}: condition x {_WORDS[opname]} did not hold "
+                               f"element-wise:\n{details}")
+
+
+_WORDS = {"assert_equal": "== y", "assert_none_equal": "!= y", "assert_less": "< y",
+          "assert_less_equal": "<= y", "assert_greater": "> y", "assert_greater_equal": ">= y",
+          "assert_negative": "< 0", "assert_positive": "> 0", "assert_non_negative": ">= 0",
+          "assert_non_positive": "<= 0", "assert_near": "~= y"}
+
+
+def _compare(opname, compare):
+    def check(x, y, message=None, summarize=None, name=None):
+        xt, yt = _t(x, opname), _t(y, opname)
+        try:
+            ok = compare(xt, yt)
+        except ValueError as exc:      # shapes that cannot broadcast, as TF
+            raise ValueError(f"{opname}: {exc}") from None
+        from .ops.reduce import reduce_all
+        if not bool(reduce_all(ok).numpy()):
+            _fail(opname, message, [("x", xt), ("y", yt)], summarize)
+        return None
+    check.__name__ = opname
+    check.__doc__ = f"Raise InvalidArgumentError unless x {_WORDS[opname]} element-wise."
+    return check
+
+
+assert_equal = _compare("assert_equal", lambda x, y: x == y)
+assert_none_equal = _compare("assert_none_equal", lambda x, y: x != y)
+assert_less = _compare("assert_less", lambda x, y: x < y)
+assert_less_equal = _compare("assert_less_equal", lambda x, y: x <= y)
+assert_greater = _compare("assert_greater", lambda x, y: x > y)
+assert_greater_equal = _compare("assert_greater_equal", lambda x, y: x >= y)
+
+
+def _sign(opname, compare):
+    def check(x, message=None, summarize=None, name=None):
+        xt = _t(x, opname)
+        from .ops.reduce import reduce_all
+        if xt._value.size and not bool(reduce_all(compare(xt)).numpy()):
+            _fail(opname, message, [("x", xt)], summarize)
+        return None
+    check.__name__ = opname
+    check.__doc__ = f"Raise InvalidArgumentError unless x {_WORDS[opname]} element-wise."
+    return check
+
+
+assert_negative = _sign("assert_negative", lambda x: x < 0)
+assert_positive = _sign("assert_positive", lambda x: x > 0)
+assert_non_negative = _sign("assert_non_negative", lambda x: x >= 0)
+assert_non_positive = _sign("assert_non_positive", lambda x: x <= 0)
+
+
+def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=None):
+    """Raise unless ``|x - y| <= atol + rtol * |y|`` element-wise (TF's default tolerances:
+    10 eps of the dtype for both)."""
+    xt, yt = _t(x, "assert_near"), _t(y, "assert_near")
+    eps = np.finfo(xt._value.dtype).eps if xt._value.dtype.kind == "f" else 0.0
+    rtol = 10 * eps if rtol is None else rtol
+    atol = 10 * eps if atol is None else atol
+    from .ops.math import abs as _abs
+    from .ops.reduce import reduce_all
+    ok = reduce_all(_abs(xt - yt) <= atol + rtol * _abs(yt))
+    if not bool(ok.numpy()):
+        _fail("assert_near", message, [("x", xt), ("y", yt)], summarize)
+
+
+def Assert(condition, data, summarize=None, name=None):     # noqa: N802 (TF's name)
+    """Raise InvalidArgumentError showing ``data`` when ``condition`` (a bool scalar) is
+    false."""
+    c = _t(condition, "Assert")
+    if c._value.dtype.kind != "b" or c._value.size != 1:
+        raise ValueError(f"Assert: condition must be a boolean scalar, got "
+                         f"{c.dtype.name}{tuple(c.shape)}")
+    if not bool(c.numpy().reshape(())):
+        from .tensor import Tensor
+        shown = [_summary(d, summarize) if isinstance(d, Tensor) else str(d) for d in data]
+        raise InvalidArgumentError("assertion failed: " + " ".join(shown))
+
+
+def assert_rank(x, rank, message=None, name=None):
+    xt = _t(x, "assert_rank")
+    if xt.ndim != int(rank):
+        raise ValueError(f"{message + ' ' if message else ''}assert_rank: the tensor must have "
+                         f"rank {int(rank)}, it has rank {xt.ndim} (shape {tuple(xt.shape)})")
+
+
+def assert_rank_at_least(x, rank, message=None, name=None):
+    xt = _t(x, "assert_rank_at_least")
+    if xt.ndim < int(rank):
+        raise ValueError(f"{message + ' ' if message else ''}assert_rank_at_least: the tensor "
+                         f"must have rank at least {int(rank)}, it has rank {xt.ndim}")
+
+
+def assert_rank_in(x, ranks, message=None, name=None):
+    xt = _t(x, "assert_rank_in")
+    ranks = [int(r) for r in ranks]
+    if xt.ndim not in ranks:
+        raise ValueError(f"{message + ' ' if message else ''}assert_rank_in: the tensor must "
+                         f"have a rank in {ranks}, it has rank {xt.ndim}")
+
+
+def assert_scalar(tensor, message=None, name=None):
+    t = _t(tensor, "assert_scalar")
+    if t.ndim != 0:
+        raise ValueError(f"{message + ' ' if message else ''}assert_scalar: expected a scalar, "
+                         f"got shape {tuple(t.shape)}")
+    return t
+
+
+def assert_type(tensor, tf_type, message=None, name=None):
+    from .dtypes import as_dtype
+    t = _t(tensor, "assert_type")
+    want = as_dtype(tf_type)
+    if t.dtype != want:
+        raise TypeError(f"{message + ' ' if message else ''}assert_type: the tensor's dtype "
+                        f"{t.dtype.name} does not match {want.name}")
+
+
+def assert_integer(x, message=None, name=None):
+    t = _t(x, "assert_integer")
+    if t._value.dtype.kind not in "iu":
+        raise TypeError(f"{message + ' ' if message else ''}assert_integer: expected an integer "
+                        f"tensor, got {t.dtype.name}")
+
+
+def assert_all_finite(t, message, name=None):
+    """Raise InvalidArgumentError if ``t`` holds a NaN or an infinity; else return ``t``."""
+    return check_numerics(_t(t, "assert_all_finite"), message)
+
+
+def assert_proper_iterable(values):
+    from .tensor import Tensor
+    if isinstance(values, (Tensor, np.ndarray, str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"Expected argument 'values' to be a \"proper\" iterable, got "
+                        f"{type(values).__name__}")
+
+
+def is_numeric_tensor(tensor) -> bool:
+    from .tensor import Tensor
+    return isinstance(tensor, Tensor) and tensor._value.dtype.kind in "fiuc"
+
+
+def is_non_decreasing(x, name=None):
+    from .ops.reduce import reduce_all
+    t = _t(x, "is_non_decreasing")
+    flat = t._value.reshape(-1)
+    from .tensor import Tensor
+    diff = Tensor(flat[1:] >= flat[:-1], t._device)
+    return reduce_all(diff)
+
+
+def is_strictly_increasing(x, name=None):
+    from .ops.reduce import reduce_all
+    t = _t(x, "is_strictly_increasing")
+    flat = t._value.reshape(-1)
+    from .tensor import Tensor
+    return reduce_all(Tensor(flat[1:] > flat[:-1], t._device))
+
+
+def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
+    """Check tensors' shapes against symbolic specs, as ``tf.debugging.assert_shapes``:
+
+        assert_shapes([(x, ("N", "Q")), (y, ("N", "D")), (s, [])])
+
+    A letter must be the same size wherever it appears, an int is that size, ``None``/``"."``
+    any size, a leading ``"*"`` any number of leading axes. Raises ValueError naming the
+    tensor and the axis."""
+    items = list(shapes.items()) if isinstance(shapes, dict) else list(shapes)
+    sizes = {}
+    for k, (x, spec) in enumerate(items):
+        t = _t(x, "assert_shapes")
+        spec = [spec] if isinstance(spec, str) and len(spec) > 1 and spec != "*" else spec
+        spec = list(spec) if not isinstance(spec, str) else [spec]
+        shape = tuple(t.shape)
+        if spec and spec[0] == "*":
+            spec = spec[1:]
+            if len(shape) < len(spec):
+                raise ValueError(f"{message + ' ' if message else ''}assert_shapes: tensor {k} "
+                                 f"of shape {shape} has fewer than {len(spec)} axes")
+            shape = shape[len(shape) - len(spec):]
+        elif len(shape) != len(spec):
+            raise ValueError(f"{message + ' ' if message else ''}assert_shapes: tensor {k} has "
+                             f"rank {len(shape)} (shape {tuple(t.shape)}), the spec {spec} "
+                             f"rank {len(spec)}")
+        for axis, (d, s) in enumerate(zip(shape, spec)):
+            if s is None or s == ".":
+                continue
+            if isinstance(s, (int, np.integer)):
+                if d != int(s):
+                    raise ValueError(f"{message + ' ' if message else ''}assert_shapes: tensor "
+                                     f"{k} has size {d} on axis {axis}, the spec says {int(s)}")
+                continue
+            if s in sizes and sizes[s][0] != d:
+                first = sizes[s]
+                raise ValueError(f"{message + ' ' if message else ''}assert_shapes: "
+                                 f"dimension '{s}' is {first[0]} in tensor {first[1]} but {d} "
+                                 f"in tensor {k} (axis {axis})")
+            sizes.setdefault(s, (d, k))

@@ -99,3 +99,60 @@ def test_stable_cross_entropy_passes_checks(checks):
     g = tape.gradient(loss, logits).numpy()
     assert loss.numpy()[0] == pytest.approx(2e4)
     np.testing.assert_allclose(g, [[1.0, -1.0, 0.0]])
+
+
+def test_value_assertions_raise_invalid_argument_with_the_values():
+    d = gt.debugging
+    x = gt.constant([1.0, 2.0, 3.0])
+    assert d.assert_equal(x, [1.0, 2.0, 3.0]) is None
+    d.assert_less(x, 4.0)
+    d.assert_greater_equal(x, x)
+    d.assert_none_equal(x, 0.0)
+    d.assert_positive(x)
+    d.assert_non_negative(gt.zeros([0]))           # nothing to check
+    d.assert_near(x, x + 1e-7)
+    with pytest.raises(gt.InvalidArgumentError, match=r"(?s)^wrong\nassert_less: condition "
+                       r"x < y did not hold.*x \(shape=\(3,\)\) = \[1.0 2.0 3.0\]"):
+        d.assert_less(x, 3.0, message="wrong")
+    with pytest.raises(gt.InvalidArgumentError, match=r"x \(shape=\(5,\)\) = \[0 1 2 \.\.\.\]"):
+        d.assert_negative(gt.range(5))
+    with pytest.raises(gt.InvalidArgumentError, match="assert_near"):
+        d.assert_near(x, x + 1e-3)
+    d.assert_near(x, x + 1e-3, atol=1e-2)
+    with pytest.raises(ValueError, match="assert_equal"):
+        d.assert_equal(x, gt.ones([2]))
+    with pytest.raises(gt.InvalidArgumentError, match=r"assertion failed: x is \[1.0 2.0 3.0\]"):
+        d.Assert(gt.reduce_all(x > 1.0), ["x is", x])
+    d.Assert(gt.constant(True), ["fine"])
+    with pytest.raises(gt.InvalidArgumentError, match="check_numerics: step 3"):
+        d.assert_all_finite(gt.constant([1.0, np.inf]), "step 3")
+
+
+def test_static_assertions_on_rank_shape_and_dtype():
+    d = gt.debugging
+    x, y = gt.ones((4, 3)), gt.ones((4, 2))
+    d.assert_rank(x, 2)
+    d.assert_rank_at_least(x, 1)
+    d.assert_rank_in(x, [1, 2])
+    d.assert_type(x, gt.float32)
+    d.assert_integer(gt.constant([1]))
+    d.assert_scalar(gt.constant(1.0))
+    d.assert_shapes([(x, ("N", "Q")), (y, ("N", 2)), (gt.ones((7, 4)), ("*", "N"))])
+    with pytest.raises(ValueError, match="dimension 'N' is 4 in tensor 0 but 7 in tensor 1"):
+        d.assert_shapes([(x, ("N", "Q")), (gt.ones((7, 3)), ("N", "Q"))])
+    with pytest.raises(ValueError, match="rank 2"):
+        d.assert_shapes([(x, ("N",))])
+    with pytest.raises(ValueError, match="must have rank 3, it has rank 2"):
+        d.assert_rank(x, 3)
+    with pytest.raises(TypeError, match="float32 does not match int32"):
+        d.assert_type(x, gt.int32)
+    with pytest.raises(TypeError, match="expected an integer tensor"):
+        d.assert_integer(x)
+    assert d.is_non_decreasing(gt.constant([1, 1, 2])).numpy()
+    assert not d.is_strictly_increasing(gt.constant([1, 1, 2])).numpy()
+    assert d.is_numeric_tensor(x) and not d.is_numeric_tensor(gt.constant([True]))
+
+
+def test_check_numerics_error_is_tfs_invalid_argument():
+    with pytest.raises(gt.InvalidArgumentError):
+        gt.debugging.check_numerics(gt.constant(np.nan), "loss")
