@@ -662,6 +662,73 @@ class Variable(Tensor):
         self._set(self._value - arr)
         return self if read_value else None
 
+    # --- TF's sliced and scattered assignment -------------------------------------------
+    def __getitem__(self, key):
+        """``v[key]``: the slice as a tensor (differentiable, as any read), which also has
+        ``assign(value)`` writing into that part of the variable (``v[0].assign(...)``)."""
+        out = _sh.getitem(self, key)
+        s = _VariableSlice.__new__(_VariableSlice)
+        s._value, s._device, s._id = out._value, out._device, out._id
+        s._base, s._variable, s._key = out, self, key
+        return s
+
+    def _assign_part(self, key, value, op):
+        """A new buffer equal to the old one with ``value`` written at ``key``."""
+        dev = self._device
+        if isinstance(value, Tensor):
+            if value._value.dtype != self._value.dtype:
+                raise TypeError(f"Variable.{op}: {self.name} has dtype "
+                                f"{as_dtype(self._value.dtype).name}, the value has dtype "
+                                f"{as_dtype(value._value.dtype).name}")
+            if value._device is not dev:
+                raise DeviceError(f"Variable.{op}: {self.name} is on {dev}, the value on "
+                                  f"{value._device}")
+            arr = value._value
+        else:
+            _check_python_value_fits(value, self._value.dtype, f"Variable.{op}")
+            arr = dev.asarray(np.asarray(value, dtype=self._value.dtype))
+        key = _host_key(key)
+        with dev.activate():
+            new = dev.copy(self._value)
+            try:
+                target_shape = new[key].shape
+                new[key] = dev.xp.broadcast_to(arr, target_shape)
+            except (IndexError, ValueError) as exc:
+                raise ValueError(f"Variable.{op}: cannot write a value of shape "
+                                 f"{tuple(arr.shape)} into {self.name}{_key_text(key)} ({exc})") \
+                    from None
+        self._set(new)
+        return self
+
+    def _scatter(self, op, fn, indices, updates):
+        from .ops import scatter as _sc
+        if isinstance(updates, Tensor) and updates._value.dtype != self._value.dtype:
+            raise TypeError(f"Variable.{op}: {self.name} has dtype "
+                            f"{as_dtype(self._value.dtype).name}, the updates "
+                            f"{as_dtype(updates._value.dtype).name}")
+        new = getattr(_sc, fn)(Tensor(self._value, self._device), indices, updates)
+        self._set(new._value)
+        return self
+
+    def scatter_nd_update(self, indices, updates, use_locking=True, name=None):
+        """Write ``updates`` at ``indices`` (``tf.Variable.scatter_nd_update``)."""
+        return self._scatter("scatter_nd_update", "tensor_scatter_nd_update", indices, updates)
+
+    def scatter_nd_add(self, indices, updates, use_locking=False, name=None):
+        return self._scatter("scatter_nd_add", "tensor_scatter_nd_add", indices, updates)
+
+    def scatter_nd_sub(self, indices, updates, use_locking=False, name=None):
+        return self._scatter("scatter_nd_sub", "tensor_scatter_nd_sub", indices, updates)
+
+    def sparse_read(self, indices, name=None) -> Tensor:
+        """``gather(v, indices)``."""
+        from .ops.shape import gather
+        return gather(self, indices)
+
+    def gather_nd(self, indices, name=None) -> Tensor:
+        from .ops.shape import gather_nd
+        return gather_nd(self, indices)
+
     def _assign_array(self, array):
         """Install an optimizer's freshly computed device array of the right shape/dtype,
         through the Variable's ``constraint`` as Keras' optimizers apply it (``assign`` and
@@ -680,6 +747,40 @@ class Variable(Tensor):
     def __deepcopy__(self, memo):
         return Variable(Tensor(self._device.copy(self._value), self._device),
                         trainable=self.trainable, name=self._name)
+
+
+class _VariableSlice(Tensor):
+    """``v[key]`` of a Variable: a tensor (the slice's value when read) that can also write
+    that slice of the variable, as TF's ``v[0].assign(...)``."""
+
+    __slots__ = ("_base", "_variable", "_key")
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        var = self._variable._assign_part(self._key, value, "assign")
+        return var if read_value else None
+
+
+def _host_key(key):
+    """An index of ints, slices, ``...`` and ``None`` with tensors read as ints."""
+    items = key if isinstance(key, tuple) else (tuple(key) if type(key) is list else (key,))
+    out = []
+    for k in items:
+        if isinstance(k, Tensor):
+            k = int(k.numpy()) if k.ndim == 0 else k.numpy()
+        elif isinstance(k, slice):
+            k = slice(*(int(v.numpy()) if isinstance(v, Tensor) else v
+                        for v in (k.start, k.stop, k.step)))
+        out.append(k)
+    return tuple(out)
+
+
+def _key_text(key):
+    def one(k):
+        if isinstance(k, slice):
+            return ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step)) \
+                .rstrip(":") or ":"
+        return "..." if k is Ellipsis else str(k)
+    return "[" + ", ".join(one(k) for k in key) + "]"
 
 
 # every live Variable: a captured step keeps each one's buffer (gradtape.capture)

@@ -617,3 +617,27 @@ def test_assign_ignores_the_constraint_which_optimizer_steps_apply():
     np.testing.assert_array_equal(v.numpy(), [5.0, -3.0, 4.0])      # as TensorFlow
     gt.optimizers.SGD(1.0).apply_gradients([(gt.constant([1.0, 1.0, 1.0]), v)])
     np.testing.assert_array_equal(v.numpy(), [2.0, 0.0, 2.0])        # as Keras' optimizers
+
+
+def test_sliced_and_scattered_variable_assignment_as_tf():
+    v = gt.Variable([[1.0, 2.0], [3.0, 4.0]])
+    before = v.read_value()
+    assert v[0].assign([7.0, 7.0]) is v
+    v[:, 1].assign(0.0)
+    np.testing.assert_array_equal(v.numpy(), [[7.0, 0.0], [3.0, 0.0]])
+    np.testing.assert_array_equal(before.numpy(), [[1.0, 2.0], [3.0, 4.0]])   # new buffer
+    v.scatter_nd_update([[0, 0], [1, 1]], [5.0, 6.0])
+    v.scatter_nd_add([[0, 0], [0, 0]], [1.0, 1.0])
+    v.scatter_nd_sub([[1, 0]], gt.constant([3.0]))
+    np.testing.assert_array_equal(v.numpy(), [[7.0, 0.0], [0.0, 6.0]])
+    np.testing.assert_array_equal(v.sparse_read([1]).numpy(), [[0.0, 6.0]])
+    np.testing.assert_array_equal(v.gather_nd([[1, 1]]).numpy(), [6.0])
+    with gt.GradientTape() as tape:
+        y = gt.reduce_sum(v[1] * 2.0)          # a slice still reads differentiably
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [[0.0, 0.0], [2.0, 2.0]])
+    with pytest.raises(ValueError, match=r"Variable.assign: cannot write a value of shape "
+                                         r"\(3,\) into Variable:0\[0\]"):
+        v[0].assign([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="has dtype float32, the value has dtype int32"):
+        v[0].assign(gt.constant([1, 2]))
+    np.testing.assert_array_equal(v.numpy(), [[7.0, 0.0], [0.0, 6.0]])       # unchanged
