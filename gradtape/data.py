@@ -265,9 +265,30 @@ class Dataset:
         return _FromTensors(tensors)
 
     @staticmethod
-    def range(*args, dtype="int64", name=None) -> "Dataset":
-        """``range(stop)``, ``range(start, stop[, step])`` as scalars of ``dtype``."""
-        return _Range(args, dtype)
+    def range(*args, output_type=None, dtype=None, name=None) -> "Dataset":
+        """``range(stop)``, ``range(start, stop[, step])`` as scalars of ``output_type``
+        (int64 by default; ``dtype`` is accepted too)."""
+        return _Range(args, output_type or dtype or "int64")
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None) -> "Dataset":
+        """An endless stream of random int64 scalars (``tf.data.Dataset.random``): the same
+        stream each pass for a given ``seed`` unless ``rerandomize_each_iteration``."""
+        return _RandomStream(seed, bool(rerandomize_each_iteration))
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None) -> "Dataset":
+        """Elements drawn from ``datasets`` at random with probabilities ``weights``
+        (uniform by default); when one ends it is dropped from the draw (or, with
+        ``stop_on_empty_dataset``, the whole dataset ends)."""
+        return _Sample(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> "Dataset":
+        """The next element of ``datasets[i]`` for each ``i`` of ``choice_dataset`` (int64
+        scalars)."""
+        return _Choose(datasets, choice_dataset, stop_on_empty_dataset)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -358,6 +379,45 @@ class Dataset:
         """Keep the elements of the first complete pass (in memory, or in ``filename``, which
         later passes and later programs read) and replay them."""
         return _Cache(self, filename)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False,
+               name=None) -> "Dataset":
+        """Windows of ``size`` elements (every ``stride``-th), a new one every ``shift``
+        elements (``size`` by default); each window is the element structure with a dataset
+        per component, as tf.data (``ds.window(5, 1, drop_remainder=True).flat_map(lambda w:
+        w.batch(5))``)."""
+        return _Window(self, size, shift, stride, drop_remainder)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None) -> "Dataset":
+        """The datasets ``map_func`` makes of the elements, interleaved: ``cycle_length`` of
+        them open at once, ``block_length`` elements taken from each in turn (tf.data's
+        deterministic order)."""
+        return _Interleave(self, map_func, cycle_length, block_length)
+
+    def scan(self, initial_state, scan_func, name=None) -> "Dataset":
+        """``(state, out) = scan_func(state, element)`` over the elements; the ``out``s."""
+        return _Scan(self, initial_state, scan_func)
+
+    def unique(self, name=None) -> "Dataset":
+        """The elements (integer scalars) without repeats, in order of first appearance."""
+        return _Unique(self)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None) -> "Dataset":
+        """The batched elements re-cut into batches of ``batch_size``."""
+        return _Batch(_Unbatch(self), batch_size, drop_remainder)
+
+    def get_single_element(self, name=None):
+        """The dataset's only element (an error when it has none or more than one)."""
+        it = iter(self)
+        try:
+            element = next(it)
+        except StopIteration:
+            raise ValueError("Dataset.get_single_element: the dataset is empty") from None
+        for _ in it:
+            raise ValueError("Dataset.get_single_element: the dataset has more than one "
+                             "element")
+        return element
 
     def take_while(self, predicate, name=None) -> "Dataset":
         """Elements up to (not including) the first for which ``predicate`` is false."""
@@ -825,12 +885,18 @@ class _Map(_Unary):
             raise TypeError(f"Dataset.map: map_func must be callable, got {type(fn).__name__}")
         self._fn = fn
 
+    def _out(self, element):
+        out = _call(self._fn, element)
+        if type(out) is list:
+            out = tuple(out)        # as tf.data: a list returned by map_func is a tuple
+        return _tensors(out, "Dataset.map")
+
     def _generate(self):
         for element in self._parent._iter():
-            yield _tensors(_call(self._fn, element), "Dataset.map")
+            yield self._out(element)
 
     def _element_spec(self):
-        return _spec_of(_tensors(_call(self._fn, self._parent._first()), "Dataset.map"))
+        return _spec_of(self._out(self._parent._first()))
 
 
 def _truth(value, what) -> bool:
@@ -1264,3 +1330,262 @@ class _Experimental:
 
 
 experimental = _Experimental()
+
+
+# --- windows, interleaving, scans, sampling ---------------------------------------------------
+
+class _Elements(Dataset):
+    """The elements of a list (a window's component)."""
+
+    def __init__(self, elements):
+        self._elements = list(elements)
+
+    def _generate(self):
+        return iter(self._elements)
+
+    def _cardinality(self):
+        return len(self._elements)
+
+
+class _Window(_Unary):
+    def __init__(self, parent, size, shift, stride, drop_remainder):
+        super().__init__(parent)
+        self._size = _count_arg(size, "Dataset.window")
+        self._shift = self._size if shift is None else _count_arg(shift, "Dataset.window")
+        self._stride = _count_arg(stride, "Dataset.window")
+        for what, v in (("size", self._size), ("shift", self._shift),
+                        ("stride", self._stride)):
+            if v <= 0:
+                raise ValueError(f"Dataset.window: {what} must be positive, got {v}")
+        self._drop = bool(drop_remainder)
+
+    def _generate(self):
+        skip = 0
+        span = (self._size - 1) * self._stride + 1
+        buf = []
+        for element in self._parent._iter():
+            if skip:
+                skip -= 1
+                continue
+            buf.append(element)
+            if len(buf) == span:
+                yield self._pack(buf[::self._stride])
+                if self._shift >= span:
+                    skip, buf = self._shift - span, []
+                else:
+                    buf = buf[self._shift:]
+        while buf:
+            window = buf[:span:self._stride]
+            if self._drop and len(window) < self._size:
+                break
+            yield self._pack(window)
+            buf = buf[self._shift:]
+
+    @staticmethod
+    def _pack(window):
+        structure, _ = _leaves(_structure_of(window[0]))
+        columns = list(zip(*[nest.flatten(e) for e in window]))
+        return nest.pack_sequence_as(structure, [_Elements(c) for c in columns])
+
+    def _element_spec(self):
+        structure, _ = _leaves(_structure_of(self._parent._first()))
+        return nest.map_structure(lambda _: "DatasetSpec", structure)
+
+
+class _Interleave(_Unary):
+    def __init__(self, parent, fn, cycle_length, block_length):
+        super().__init__(parent)
+        if not callable(fn):
+            raise TypeError(f"Dataset.interleave: map_func must be callable, got "
+                            f"{type(fn).__name__}")
+        self._fn = fn
+        c = AUTOTUNE if cycle_length is None else _count_arg(cycle_length, "Dataset.interleave")
+        self._cycle = (os.cpu_count() or 1) if c == AUTOTUNE else c
+        self._block = 1 if block_length is None else _count_arg(block_length,
+                                                                "Dataset.interleave")
+        if self._cycle <= 0 or self._block <= 0:
+            raise ValueError("Dataset.interleave: cycle_length and block_length must be "
+                             "positive")
+
+    def _open(self, element):
+        ds = _call(self._fn, element)
+        if not isinstance(ds, Dataset):
+            raise TypeError(f"Dataset.interleave: map_func must return a Dataset, got "
+                            f"{type(ds).__name__}")
+        return ds._iter()
+
+    def _generate(self):
+        inputs = self._parent._iter()
+        slots = []
+        for element in inputs:
+            slots.append(self._open(element))
+            if len(slots) == self._cycle:
+                break
+        k = 0
+        while slots:
+            it = slots[k]
+            ended = False
+            for _ in range(self._block):
+                try:
+                    yield next(it)
+                except StopIteration:
+                    ended = True
+                    break
+            if ended:
+                nxt = next(inputs, None)
+                if nxt is not None:
+                    slots[k] = self._open(nxt)      # (its first turn comes round next cycle)
+                    k = (k + 1) % len(slots)
+                    continue
+                del slots[k]
+                if not slots:
+                    return
+                k %= len(slots)
+            else:
+                k = (k + 1) % len(slots)
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+    def _element_spec(self):
+        return _spec_of(next(self._open(self._parent._first())))
+
+
+class _Scan(_Unary):
+    def __init__(self, parent, initial_state, fn):
+        super().__init__(parent)
+        self._initial = initial_state
+        self._fn = fn
+
+    def _generate(self):
+        state = _tensors(self._initial, "Dataset.scan")
+        for element in self._parent._iter():
+            args = (state,) + (element if type(element) is tuple else (element,))
+            out = _on_host(self._fn, *args)
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("Dataset.scan: scan_func must return (new_state, output)")
+            new_state = _tensors(out[0], "Dataset.scan")
+            _same_structure(state, new_state, "Dataset.scan (the state)")
+            state = new_state
+            yield _tensors(out[1], "Dataset.scan")
+
+    def _element_spec(self):
+        return _spec_of(next(self._generate()))
+
+
+class _Unique(_Unary):
+    def _generate(self):
+        seen = set()
+        for element in self._parent._iter():
+            if not isinstance(element, Tensor) or element._value.ndim != 0 or \
+                    element._value.dtype.kind not in "iu":
+                raise TypeError("Dataset.unique: the elements must be integer scalars")
+            key = int(element._value)
+            if key not in seen:
+                seen.add(key)
+                yield element
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+
+def _seeded_rng(seed, what, salt=0):
+    if seed is None:
+        words = list(_random.next_op_seed() or (np.random.SeedSequence().entropy,))
+    else:
+        words = [_count_arg(seed, what)]
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        [w & 0xFFFFFFFFFFFFFFFF for w in words + [salt]])))
+
+
+class _RandomStream(Dataset):
+    def __init__(self, seed, rerandomize):
+        self._seed = seed
+        self._rerandomize = rerandomize
+        self._words = None if seed is not None else _random.next_op_seed()
+        self._passes = 0
+
+    def _generate(self):
+        salt = self._passes if self._rerandomize else 0
+        if not _peeking():
+            self._passes += 1
+        rng = _seeded_rng(self._seed if self._seed is not None else
+                          (self._words[0] if self._words else None), "Dataset.random", salt)
+        host = _Host.get()
+        while True:
+            yield Tensor(np.asarray(rng.integers(-2 ** 63, 2 ** 63 - 1, dtype=np.int64)), host)
+
+    def _cardinality(self):
+        return INFINITE_CARDINALITY
+
+    def _element_spec(self):
+        return TensorSpec((), "int64")
+
+
+class _Sample(Dataset):
+    def __init__(self, datasets, weights, seed, stop_on_empty):
+        self._datasets = list(datasets)
+        if not self._datasets or not all(isinstance(d, Dataset) for d in self._datasets):
+            raise TypeError("Dataset.sample_from_datasets: datasets must be a non-empty list "
+                            "of Datasets")
+        n = len(self._datasets)
+        w = np.full(n, 1.0 / n) if weights is None else np.asarray(
+            weights.numpy() if isinstance(weights, Tensor) else weights, np.float64)
+        if w.shape != (n,) or np.any(w < 0) or not w.sum() > 0:
+            raise ValueError(f"Dataset.sample_from_datasets: weights must be {n} non-negative "
+                             f"numbers, not all zero; got {w.tolist()}")
+        self._weights = w
+        self._seed = seed if seed is not None else (_random.next_op_seed() or (None,))[0]
+        self._stop = bool(stop_on_empty)
+        self._passes = 0
+
+    def _generate(self):
+        salt = self._passes
+        if not _peeking():
+            self._passes += 1
+        rng = _seeded_rng(self._seed, "Dataset.sample_from_datasets", salt)
+        its = [d._iter() for d in self._datasets]
+        w = self._weights.copy()
+        while w.sum() > 0:
+            i = int(rng.choice(len(its), p=w / w.sum()))
+            try:
+                yield next(its[i])
+            except StopIteration:
+                if self._stop:
+                    return
+                w[i] = 0.0
+
+    def _element_spec(self):
+        return self._datasets[0]._element_spec()
+
+
+class _Choose(Dataset):
+    def __init__(self, datasets, choices, stop_on_empty):
+        self._datasets = list(datasets)
+        if not isinstance(choices, Dataset):
+            raise TypeError("Dataset.choose_from_datasets: choice_dataset must be a Dataset")
+        self._choices = choices
+        self._stop = bool(stop_on_empty)
+
+    def _generate(self):
+        its = [d._iter() for d in self._datasets]
+        ended = set()
+        for c in self._choices._iter():
+            if not isinstance(c, Tensor) or c._value.ndim != 0 or c._value.dtype != np.int64:
+                raise TypeError("Dataset.choose_from_datasets: choice_dataset must hold int64 "
+                                "scalars")
+            i = int(c._value)
+            if not 0 <= i < len(its):
+                raise ValueError(f"Dataset.choose_from_datasets: choice {i} is out of range "
+                                 f"for {len(its)} datasets")
+            if i in ended:
+                continue
+            try:
+                yield next(its[i])
+            except StopIteration:
+                if self._stop:
+                    return
+                ended.add(i)
+
+    def _element_spec(self):
+        return self._datasets[0]._element_spec()

@@ -382,3 +382,56 @@ def test_nest_assert_same_structure():
     gt.nest.assert_same_structure((1, 2), [1, 2], check_types=False)
     with pytest.raises(ValueError, match="same keys"):
         gt.nest.assert_same_structure({"a": 1}, {"b": 1})
+
+
+def _rows(ds):
+    return [[np.asarray(x).tolist() for x in e] if isinstance(e, tuple)
+            else np.asarray(e).tolist() for e in ds]
+
+
+def test_window_interleave_scan_unique_rebatch_give_tfs_elements():
+    # (the expected lists are what TensorFlow 2.21 gives)
+    D = gt.data.Dataset
+    assert _rows(D.range(7).window(3, shift=2).flat_map(lambda w: w.batch(3))) == \
+        [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]]
+    assert _rows(D.range(7).window(3, 2, drop_remainder=True).flat_map(lambda w: w.batch(3))) \
+        == [[0, 1, 2], [2, 3, 4], [4, 5, 6]]
+    assert _rows(D.range(10).window(2, shift=4, stride=2).flat_map(lambda w: w.batch(5))) == \
+        [[0, 2], [4, 6], [8]]
+    assert _rows(D.range(8).window(3, 1, 2, drop_remainder=True)
+                 .flat_map(lambda w: w.batch(5))) == [[0, 2, 4], [1, 3, 5], [2, 4, 6], [3, 5, 7]]
+    pairs = D.zip((D.range(5), D.range(5, 10))).window(2)
+    assert _rows(pairs.flat_map(lambda a, b: D.zip((a.batch(2), b.batch(2))))) == \
+        [[[0, 1], [5, 6]], [[2, 3], [7, 8]], [[4], [9]]]
+    assert _rows(D.range(1, 4).interleave(lambda x: D.from_tensors(x).repeat(4), cycle_length=2,
+                                          block_length=2)) == [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3]
+    assert _rows(D.range(1, 6).interleave(lambda x: D.range(x), cycle_length=3)) == \
+        [0, 0, 0, 1, 1, 0, 2, 1, 0, 2, 1, 3, 2, 3, 4]
+    assert _rows(D.range(5).scan(gt.constant(0, gt.int64), lambda s, x: (s + x, s * 2))) == \
+        [0, 0, 2, 6, 12]
+    assert _rows(D.from_tensor_slices([1, 2, 1, 3, 2]).unique()) == [1, 2, 3]
+    assert _rows(D.range(10).batch(3).rebatch(4)) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert D.range(1).get_single_element().numpy() == 0
+    with pytest.raises(ValueError, match="more than one element"):
+        D.range(2).get_single_element()
+    assert _rows(D.range(3).map(lambda v: [v, v * 2])) == [[0, 0], [1, 2], [2, 4]]  # a tuple
+    assert D.range(3, output_type=gt.int32).element_spec.dtype == gt.int32
+    with pytest.raises(ValueError, match="window: shift must be positive"):
+        D.range(3).window(2, shift=0)
+
+
+def test_choosing_and_sampling_from_datasets():
+    D = gt.data.Dataset
+    choice = D.from_tensor_slices(gt.constant([0, 1, 1, 0, 0, 1], gt.int64))
+    assert _rows(D.choose_from_datasets([D.range(3), D.range(10, 13)], choice)) == \
+        [0, 10, 11, 1, 2, 12]
+    mixed = D.sample_from_datasets([D.range(3), D.range(10, 13)], weights=[0.5, 0.5], seed=1)
+    first, second = _rows(mixed), _rows(mixed)
+    assert sorted(first) == [0, 1, 2, 10, 11, 12] and sorted(second) == sorted(first)
+    assert [v for v in first if v < 10] == [0, 1, 2]            # each keeps its own order
+    only = D.sample_from_datasets([D.range(3), D.range(10, 13)], weights=[1.0, 0.0], seed=2)
+    assert _rows(only) == [0, 1, 2]
+    stream = D.random(seed=4).take(3)
+    assert _rows(stream) == _rows(stream) and stream.element_spec.dtype == gt.int64
+    with pytest.raises(ValueError, match="weights must be 2 non-negative numbers"):
+        D.sample_from_datasets([D.range(3), D.range(3)], weights=[1.0, -1.0])
