@@ -440,7 +440,9 @@ class GradientTape:
         return True
 
     def watch(self, tensor):
-        """Track a tensor, a Variable, or a nested structure of them."""
+        """Track a tensor, a Variable, or a nested structure of them (not while recording
+        is stopped by :meth:`stop_recording`, as in TF)."""
+        stopped = self.__dict__.get("_stopped", False)
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: passed in {t!r} of type "
@@ -451,6 +453,8 @@ class GradientTape:
                 warnings.warn(f"GradientTape.watch: the watched tensor has dtype "
                               f"{t.dtype.name}; only floating tensors get gradients",
                               RuntimeWarning, stacklevel=2)
+                continue
+            if stopped:
                 continue
             if not self._live:
                 self._entries = []
@@ -473,9 +477,11 @@ class GradientTape:
         if not self._live:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
         self._pop()
+        self.__dict__["_stopped"] = True       # (a watch meanwhile is not recorded, as TF)
         try:
             yield
         finally:
+            self.__dict__["_stopped"] = False
             self._push()
 
     def reset(self):
@@ -610,7 +616,7 @@ def _seed(target: Tensor, og, differentiable):
 
 def _result(source: Tensor, g, zero, differentiable):
     if g is None:
-        if zero and source._value.dtype.kind == "f":
+        if zero:        # (an integer source too: zeros of its dtype, as TF)
             dev = source._device
             with dev.activate():
                 return Tensor(dev.xp.zeros(source._value.shape, dtype=source._value.dtype), dev)

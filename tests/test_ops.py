@@ -635,3 +635,9 @@ def test_integer_reductions_division_and_dtype_inference_as_tf():
     assert gt.linspace(0.0, 1.0, 3).dtype == gt.float32
     assert (gt.constant([1, 2]) == gt.constant([1, 2, 3])).numpy() is np.False_
     assert (gt.constant([1, 2]) != gt.constant([1, 2, 3])).numpy() is np.True_
+
+
+def test_top_level_norm_takes_the_spectral_norm_of_matrices():
+    a = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    got = gt.norm(gt.constant(a), ord=2, axis=[-2, -1]).numpy()
+    np.testing.assert_allclose(got, np.linalg.norm(a, 2, axis=(-2, -1)), rtol=1e-5)

@@ -641,3 +641,18 @@ def test_sliced_and_scattered_variable_assignment_as_tf():
     with pytest.raises(TypeError, match="has dtype float32, the value has dtype int32"):
         v[0].assign(gt.constant([1, 2]))
     np.testing.assert_array_equal(v.numpy(), [[7.0, 0.0], [0.0, 6.0]])       # unchanged
+
+
+def test_watch_while_recording_is_stopped_and_zero_gradients_of_integer_sources():
+    x, i = gt.constant(3.0), gt.constant(2)
+    with gt.GradientTape() as tape:
+        with tape.stop_recording():
+            tape.watch(x)                      # not recorded, as TF
+        y = x * x
+    assert tape.gradient(y, x) is None
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = x * gt.cast(i, gt.float32)
+    gx, gi = tape.gradient(y, [x, i], unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    assert float(gx) == 2.0 and gi.dtype == gt.int32 and gi.numpy() == 0
+    assert float(gt.sigmoid(gt.constant(2.0, gt.float16))) == float(np.float16(0.8808))

@@ -7,12 +7,14 @@ import string
 
 import numpy as np
 
-from ..registry import apply, apply1, defop
+from ..registry import InvalidArgumentError, apply, apply1, defop
 from ..tensor import Tensor
 from ._util import as_tensor, binary, dtype_name
 
 __all__ = ["matmul", "tensordot", "einsum", "matvec", "inv", "solve", "det", "slogdet",
-           "logdet", "cholesky", "diag_part", "trace", "band_part"]
+           "logdet", "cholesky", "diag_part", "trace", "band_part", "diag", "set_diag",
+           "triangular_solve", "cholesky_solve", "eigh", "eigvalsh", "svd", "qr", "lstsq",
+           "pinv", "expm", "cross", "tensor_diag", "tensor_diag_part"]
 
 
 def _t(xp, a):
@@ -411,19 +413,6 @@ def cholesky(input, name=None) -> Tensor:
     return apply1(_cholesky, _square("linalg.cholesky", input))
 
 
-def diag_part(input, k=0, name=None) -> Tensor:
-    """The main diagonal of each matrix in the last two axes (``k`` = 0 only)."""
-    if k != 0:
-        raise ValueError(f"linalg.diag_part: only k=0 (the main diagonal) is supported, got {k}")
-    x = as_tensor(input, "linalg.diag_part")
-    shape = tuple(x._value.shape)
-    if len(shape) < 2:
-        raise ValueError(f"linalg.diag_part: expected matrices [..., m, n], got shape {shape}")
-    with x._device.activate():
-        idx = Tensor(x._device.xp.arange(min(shape[-2:])), x._device)
-    return x[..., idx, idx]
-
-
 def trace(x, name=None) -> Tensor:
     """The sum of each matrix's main diagonal."""
     from .reduce import reduce_sum
@@ -450,3 +439,613 @@ def band_part(input, num_lower, num_upper, name=None) -> Tensor:
     keep = keep_lower if keep_upper is None else keep_upper if keep_lower is None else \
         logical_and(keep_lower, keep_upper)
     return where(keep, x, zeros_like(x))
+
+
+# --- diagonals ------------------------------------------------------------------------------
+
+def _diag_index(xp, rows, cols, k):
+    """Row and column indices (device arrays) of diagonal ``k`` of a ``rows x cols`` matrix."""
+    n = _diag_len(rows, cols, k)
+    i = xp.arange(n)
+    return i + max(-k, 0), i + max(k, 0)
+
+
+def _diag_len(rows, cols, k):
+    return max(0, min(rows + min(k, 0), cols - max(k, 0)))
+
+
+def _matrix_diag_fwd(xp, d, k, rows, cols, padding):
+    out = xp.full(tuple(d.shape[:-1]) + (rows, cols), padding, dtype=d.dtype)
+    r, c = _diag_index(xp, rows, cols, k)
+    out[..., r, c] = d
+    return out
+
+
+def _matrix_diag_vjp(ops, needs, g, ans, d, k, rows, cols, padding):
+    return (ops.matrix_diag_part(g, k=k, rows=rows, cols=cols),)
+
+
+def _matrix_diag_part_fwd(xp, x, k):
+    # a copy, not a view into x's buffer (which an optimizer may update in place)
+    return xp.diagonal(x, offset=k, axis1=x.ndim - 2, axis2=x.ndim - 1).copy()
+
+
+def _matrix_diag_part_vjp(ops, needs, g, ans, x, k, rows, cols):
+    return (ops.matrix_diag(g, k=k, rows=rows, cols=cols, padding=0),)
+
+
+def _matrix_set_diag_fwd(xp, x, d, k):
+    out = x.copy()
+    r, c = _diag_index(xp, x.shape[-2], x.shape[-1], k)
+    out[..., r, c] = d
+    return out
+
+
+def _matrix_set_diag_vjp(ops, needs, g, ans, x, d, k):
+    gx = None
+    rows, cols = g.shape[-2:]
+    if needs[0]:
+        keep = _const(ops, g, lambda xp, dt: _matrix_set_diag_fwd(
+            xp, xp.ones((rows, cols), dtype=dt), xp.zeros(_diag_len(rows, cols, k), dtype=dt),
+            k))
+        gx = g * keep
+    return gx, (ops.matrix_diag_part(g, k=k, rows=rows, cols=cols) if needs[1] else None)
+
+
+_matrix_diag = defop("matrix_diag", _matrix_diag_fwd, _matrix_diag_vjp, save_inputs=False,
+                     save_output=False)
+_matrix_diag_part = defop("matrix_diag_part",
+                          lambda xp, x, k, rows, cols: _matrix_diag_part_fwd(xp, x, k),
+                          _matrix_diag_part_vjp, save_inputs=False, save_output=False)
+_matrix_set_diag = defop("matrix_set_diag", _matrix_set_diag_fwd, _matrix_set_diag_vjp,
+                         save_inputs=False, save_output=False)
+
+
+def _const(ops, like, make):
+    """A constant array ``make(xp, dtype)`` (``dtype``: ``like``'s) as the rules' ``ops``
+    take it: a raw array of the namespace, or a tensor on ``like``'s device."""
+    if ops.raw:
+        return make(ops.xp, like.dtype)
+    dev = like._device
+    with dev.activate():
+        return Tensor(make(dev.xp, like._value.dtype), dev)
+
+
+def _single_k(opname, k, align):
+    if align not in ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"):
+        raise ValueError(f"{opname}: align must be 'RIGHT_LEFT', 'LEFT_RIGHT', 'LEFT_LEFT' or "
+                         f"'RIGHT_RIGHT', got {align!r}")
+    if isinstance(k, (list, tuple)):
+        if len(k) == 2 and k[0] == k[1]:
+            k = k[0]
+        else:
+            raise ValueError(f"{opname}: only a single diagonal (an int k) is supported, got "
+                             f"k={tuple(k)!r}")
+    if isinstance(k, Tensor):
+        k = int(k.numpy())
+    return int(k)
+
+
+def _matrix_input(opname, x, floats=False):
+    x = as_tensor(x, opname)
+    shape = tuple(x._value.shape)
+    if len(shape) < 2:
+        raise ValueError(f"{opname}: expected matrices of shape [..., m, n], got shape {shape}")
+    if floats and x._value.dtype.char not in "fd":
+        raise TypeError(f"{opname}: matrices must be float32 or float64, got {dtype_name(x)}")
+    return x
+
+
+def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT") -> Tensor:
+    """Diagonal ``k`` of each matrix in the last two axes (0: the main diagonal, > 0 above
+    it, < 0 below), of length ``min(m + min(k, 0), n - max(k, 0))``. Only a single
+    diagonal: a band ``k=(lo, hi)`` with lo != hi is not supported."""
+    k = _single_k("linalg.diag_part", k, align)
+    x = _matrix_input("linalg.diag_part", input)
+    rows, cols = x._value.shape[-2:]
+    if not -rows < k < cols and not (rows == 0 or cols == 0):
+        raise InvalidArgumentError(f"linalg.diag_part: diagonal k={k} is out of range for "
+                                   f"matrices of shape {tuple(x._value.shape)}")
+    return apply1(_matrix_diag_part, x, {"k": k, "rows": rows, "cols": cols})
+
+
+def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
+         align="RIGHT_LEFT") -> Tensor:
+    """Matrices ``[..., num_rows, num_cols]`` holding ``diagonal [..., L]`` on diagonal ``k``
+    and ``padding_value`` elsewhere. With ``num_rows``/``num_cols`` left at -1 the matrix is
+    the smallest that fits (square when both are -1), as TensorFlow's. A single diagonal
+    only (``k`` an int)."""
+    k = _single_k("linalg.diag", k, align)
+    d = as_tensor(diagonal, "linalg.diag")
+    if d._value.ndim < 1:
+        raise ValueError(f"linalg.diag: the diagonal needs rank >= 1, got shape "
+                         f"{tuple(d._value.shape)}")
+    n = d._value.shape[-1]
+    min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
+    rows, cols = int(num_rows), int(num_cols)
+    if rows == -1 and cols == -1:
+        rows = cols = max(min_rows, min_cols)
+    elif rows == -1:
+        rows = min_rows
+    elif cols == -1:
+        cols = min_cols
+    if _diag_len(rows, cols, k) != n:
+        raise InvalidArgumentError(
+            f"linalg.diag: a diagonal of length {n} does not fit diagonal k={k} of "
+            f"{rows} x {cols} matrices")
+    if isinstance(padding_value, Tensor):
+        padding_value = padding_value.numpy().item()
+    return apply1(_matrix_diag, d, {"k": k, "rows": rows, "cols": cols,
+                                    "padding": padding_value})
+
+
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT") -> Tensor:
+    """``input`` with its diagonal ``k`` replaced by ``diagonal`` (shape ``[..., L]``, the
+    same batch shape). A single diagonal only (``k`` an int)."""
+    k = _single_k("linalg.set_diag", k, align)
+    x = _matrix_input("linalg.set_diag", input)
+    d = as_tensor(diagonal, "linalg.set_diag")
+    if d._value.dtype != x._value.dtype:
+        raise TypeError(f"linalg.set_diag: the matrices are {dtype_name(x)}, the diagonal "
+                        f"{dtype_name(d)}")
+    sx = tuple(x._value.shape)
+    want = sx[:-2] + (_diag_len(sx[-2], sx[-1], k),)
+    if tuple(d._value.shape) != want:
+        raise InvalidArgumentError(f"linalg.set_diag: a diagonal of shape "
+                                   f"{tuple(d._value.shape)} does not fit diagonal k={k} of "
+                                   f"matrices of shape {sx} (expected {want})")
+    return apply(_matrix_set_diag, (x, d), {"k": k})
+
+
+# --- triangular solves ------------------------------------------------------------------------
+
+def _triangle(xp, n, lower, dtype=bool):
+    t = xp.tri(n, dtype=bool)
+    t = t if lower else t.T
+    return t if dtype is bool else t.astype(dtype)
+
+
+def _batch_shape(sa, sb):
+    return tuple(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+
+
+def _trisolve_fwd(xp, a, b, lower=True, adjoint=False):
+    t = xp.where(_triangle(xp, a.shape[-1], lower), a, a.dtype.type(0))
+    if adjoint:
+        t = t.swapaxes(-1, -2)
+    batch = _batch_shape(t.shape, b.shape)
+    if t.shape[:-2] != batch:
+        t = xp.ascontiguousarray(xp.broadcast_to(t, batch + tuple(t.shape[-2:])))
+    if b.shape[:-2] != batch:
+        b = xp.ascontiguousarray(xp.broadcast_to(b, batch + tuple(b.shape[-2:])))
+    return xp.linalg.solve(t, b)
+
+
+def _trisolve_vjp(ops, needs, g, ans, a, b, lower=True, adjoint=False):
+    # TensorFlow's rule: gB = A^-T g; gA = -gB X^T (A^T X = B: -X gB^T), on the triangle
+    gb = ops.matrix_triangular_solve(a, g, lower=lower, adjoint=not adjoint)
+    ga = None
+    if needs[0]:
+        ga = -(ops.matmul(ans, gb, transpose_b=True) if adjoint
+               else ops.matmul(gb, ans, transpose_b=True))
+        n = a.shape[-1]
+        ga = ga * _const(ops, a, lambda xp, dt: _triangle(xp, n, lower, dt))
+    return ga, (gb if needs[1] else None)
+
+
+_trisolve = defop("matrix_triangular_solve", _trisolve_fwd, _trisolve_vjp, broadcasts=True,
+                  batch_rule=False)
+
+
+def _solve_args(opname, matrix, rhs):
+    a = _square(opname, matrix)
+    b = as_tensor(rhs, opname)
+    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
+    if b._value.dtype != a._value.dtype:
+        raise TypeError(f"{opname}: the matrix is {dtype_name(a)}, the right-hand sides "
+                        f"{dtype_name(b)}")
+    if len(sb) < 2 or sb[-2] != sa[-1]:
+        raise ValueError(f"{opname}: right-hand sides of shape {sb} do not fit matrices of "
+                         f"shape {sa} (expected [..., {sa[-1]}, k])")
+    try:
+        _batch_shape(sa, sb)
+    except ValueError:
+        raise ValueError(f"{opname}: batch shapes {sa[:-2]} and {sb[:-2]} are not "
+                         "broadcast-compatible") from None
+    return a, b
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None) -> Tensor:
+    """``X`` with ``matrix @ X = rhs`` for triangular ``matrix [..., n, n]`` (only its lower
+    triangle is read, or its upper one with ``lower=False``); ``adjoint``: ``matrix^T @ X =
+    rhs``. The batch axes broadcast. A zero on the diagonal raises on the CPU (TensorFlow
+    gives inf there); on a GPU it gives inf or nan."""
+    a, b = _solve_args("linalg.triangular_solve", matrix, rhs)
+    return apply(_trisolve, (a, b), {"lower": bool(lower), "adjoint": bool(adjoint)})
+
+
+def cholesky_solve(chol, rhs, name=None) -> Tensor:
+    """``X`` with ``A @ X = rhs`` given ``chol``, the Cholesky factor of ``A``
+    (``gt.linalg.cholesky(A)``): two triangular solves."""
+    y = triangular_solve(chol, rhs, lower=True, adjoint=False)
+    return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+# --- symmetric eigendecomposition ---------------------------------------------------------------
+
+def _row(ops, x):
+    """``x [..., k]`` as ``[..., 1, k]``."""
+    shape = tuple(x.shape)
+    return ops.reshape(x, shape=shape[:-1] + (1, shape[-1]), in_shape=shape)
+
+
+def _col(ops, x):
+    """``x [..., k]`` as ``[..., k, 1]``."""
+    shape = tuple(x.shape)
+    return ops.reshape(x, shape=shape + (1,), in_shape=shape)
+
+
+def _safe_reciprocal(x):
+    """TensorFlow's Lorentz-broadened ``1 / x``: 0 at 0, no nan at a degenerate pair."""
+    return x / (x * x + 1e-20)
+
+
+def _off_diagonal(ops, like, k):
+    return _const(ops, like, lambda xp, dt: 1 - xp.eye(k, dtype=dt))
+
+
+def _eigh_fwd(xp, a):
+    e, v = xp.linalg.eigh(a)
+    return [e, v]
+
+
+def _eigh_vjp(ops, needs, g, ans, a):
+    # TensorFlow's rule: with F_ij = 1 / (e_j - e_i) off the diagonal,
+    # G = V (diag(g_e) + F * V^T g_V) V^T, symmetrised onto the lower triangle (the only one
+    # read), its diagonal halved.
+    ge, gv = g
+    e, v = ans
+    n = e.shape[-1]
+    f = _safe_reciprocal(_row(ops, e) - _col(ops, e)) * _off_diagonal(ops, e, n)
+    inner = _row(ops, ge) * _const(ops, e, lambda xp, dt: xp.eye(n, dtype=dt)) \
+        + f * ops.matmul(v, gv, transpose_a=True)
+    ga = ops.matmul(v, ops.matmul(inner, v, transpose_b=True))
+    phi = _const(ops, e, lambda xp, dt: _triangle(xp, n, True, dt) - 0.5 * xp.eye(n, dtype=dt))
+    return ((ga + _mT(ops, ga)) * phi,)
+
+
+_eigh = defop("self_adjoint_eig", _eigh_fwd, _eigh_vjp, multi=True, save_inputs=False,
+              batch_rule=False)
+
+
+def eigh(tensor, name=None):
+    """``(e, v)``: the eigenvalues (ascending) and eigenvectors (the columns of ``v``) of
+    each symmetric matrix in the last two axes; only the lower triangle is read. The
+    gradient is TensorFlow's and needs distinct eigenvalues (an eigenvector's sign is
+    whatever the device's solver gives)."""
+    e, v = apply1(_eigh, _square("linalg.eigh", tensor))
+    return e, v
+
+
+def eigvalsh(tensor, name=None) -> Tensor:
+    """The eigenvalues (ascending) of each symmetric matrix (the lower triangle is read)."""
+    return eigh(tensor)[0]
+
+
+# --- singular value decomposition -----------------------------------------------------------
+
+def _svd_fwd(xp, a, full_matrices=False):
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return [s, u, vh.swapaxes(-1, -2)]
+
+
+def _svd_vjp(ops, needs, g, ans, a, full_matrices=False):
+    # TensorFlow's rule (Townsend's derivation for the reduced case)
+    gs, gu, gv = g
+    s, u, v = ans
+    m, n = u.shape[-2], v.shape[-2]
+    shape = (m, n)
+    use_adjoint = m > n
+    if use_adjoint:               # differentiate A^T = V S U^T instead
+        m, n = n, m
+        u, v = v, u
+        gu, gv = gv, gu
+    if full_matrices and abs(m - n) > 1:
+        raise NotImplementedError(
+            "svd: the gradient with full_matrices=True needs |m - n| <= 1 (as TensorFlow), "
+            f"got {shape[0]} x {shape[1]} matrices; use full_matrices=False")
+    k = s.shape[-1]
+    eye = _const(ops, s, lambda xp, dt: xp.eye(k, dtype=dt))
+    s2 = s * s
+    f = _safe_reciprocal(_row(ops, s2) - _col(ops, s2)) * _off_diagonal(ops, s, k)
+    if full_matrices and m != n:
+        v1, gv1 = v[..., :, :m], gv[..., :, :m]
+    else:
+        v1, gv1 = v, gv
+    f_u = f * ops.matmul(u, gu, transpose_a=True)
+    f_v = f * ops.matmul(v1, gv1, transpose_a=True)
+    # diag(gs) + (F_u + F_u^T) S + S (F_v + F_v^T), with S diagonal as a broadcast product
+    middle = _row(ops, gs) * eye + (f_u + _mT(ops, f_u)) * _row(ops, s) \
+        + _col(ops, s) * (f_v + _mT(ops, f_v))
+    ga = ops.matmul(u, ops.matmul(middle, v1, transpose_b=True))
+    if m != n:
+        gv1t = _mT(ops, gv1)
+        term2 = gv1t - ops.matmul(ops.matmul(gv1t, v1), v1, transpose_b=True)
+        if full_matrices:
+            v2, gv2 = v[..., :, m:n], gv[..., :, m:n]
+            term2 = term2 - ops.matmul(ops.matmul(v1, gv2, transpose_a=True), v2,
+                                       transpose_b=True)
+        ga = ga + ops.matmul(u * _row(ops, _safe_reciprocal(s)), term2)
+    return (_mT(ops, ga) if use_adjoint else ga,)
+
+
+_svd = defop("svd", _svd_fwd, _svd_vjp, multi=True, save_inputs=False, batch_rule=False)
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """The singular value decomposition of each matrix ``[..., m, n]``: ``(s, u, v)`` with
+    ``tensor = u @ diag(s) @ v^T`` (``v``, not ``v^T``, as TensorFlow), ``s`` descending;
+    ``u [..., m, p]``, ``v [..., n, p]`` with ``p = min(m, n)``, or square with
+    ``full_matrices``. ``compute_uv=False`` returns ``s`` alone. The gradient is
+    TensorFlow's: it needs distinct nonzero singular values for ``u`` and ``v`` (only
+    ``s``: any), and with ``full_matrices`` matrices at most one row or column from square."""
+    a = _matrix_input("linalg.svd", tensor, floats=True)
+    if not compute_uv:
+        return apply1(_svd, a, {"full_matrices": False})[0]
+    s, u, v = apply1(_svd, a, {"full_matrices": bool(full_matrices)})
+    return s, u, v
+
+
+# --- QR ---------------------------------------------------------------------------------------
+
+def _qr_fwd(xp, a, full_matrices=False):
+    q, r = xp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return [q, r]
+
+
+def _qr_vjp(ops, needs, g, ans, a, full_matrices=False):
+    # TensorFlow's rule (Roberts & Roberts, arXiv:2009.10071)
+    dq, dr = g
+    q, r = ans
+    m, n = q.shape[-2], r.shape[-1]
+    if full_matrices and m > n:
+        raise NotImplementedError(
+            "qr: the gradient with full_matrices=True needs rows <= columns (as TensorFlow), "
+            f"got matrices of shape {tuple(a.shape)}; use full_matrices=False")
+
+    def square_and_deep(q, r, dq, dr):
+        k = r.shape[-1]
+        lower = _const(ops, r, lambda xp, dt: _triangle(xp, k, True, dt))
+
+        def times_r_inv_t(x):     # x @ R^-T, R upper triangular
+            return _mT(ops, ops.matrix_triangular_solve(r, _mT(ops, x), lower=False,
+                                                        adjoint=False))
+        qdq = ops.matmul(q, dq, transpose_a=True)
+        rdr = ops.matmul(r, dr, transpose_b=True)
+        tril = (qdq - _mT(ops, qdq) + rdr - _mT(ops, rdr)) * lower
+        return ops.matmul(q, dr + times_r_inv_t(tril)) \
+            + times_r_inv_t(dq - ops.matmul(q, qdq))
+
+    if m >= n:
+        return (square_and_deep(q, r, dq, dr),)
+    # a wide matrix: A = [X, Y], R = [U, V] reduces to the square case
+    y = a[..., :, m:]
+    u = r[..., :, :m]
+    dv = dr[..., :, m:]
+    dx = square_and_deep(q, u, dq + ops.matmul(y, dv, transpose_b=True), dr[..., :, :m])
+    dy = ops.matmul(q, dv)
+    return (ops.concat(dx, dy, axis=-1, sizes=(m, n - m)),)
+
+
+_qr = defop("qr", _qr_fwd, _qr_vjp, multi=True, batch_rule=False)
+
+
+def qr(input, full_matrices=False, name=None):
+    """``(q, r)`` with ``input = q @ r``, ``q`` orthonormal columns and ``r`` upper
+    triangular, for matrices ``[..., m, n]``: ``q [..., m, p]``, ``r [..., p, n]`` with
+    ``p = min(m, n)`` (``full_matrices``: ``p = m``). The gradient is TensorFlow's (not with
+    ``full_matrices`` for m > n, as there)."""
+    a = _matrix_input("linalg.qr", input, floats=True)
+    q, r = apply1(_qr, a, {"full_matrices": bool(full_matrices)})
+    return q, r
+
+
+# --- composites: least squares, pseudo-inverse, exponential, cross product -------------------
+
+def _eye_on(x, n):
+    """An ``n x n`` identity of ``x``'s dtype on ``x``'s device (no gradient)."""
+    dev = x._device
+    with dev.activate():
+        return Tensor(dev.xp.eye(n, dtype=x._value.dtype), dev)
+
+
+def _scalar_on(x, value, opname):
+    """``value`` (a number or a 0-d tensor) as a number or a tensor of ``x``'s dtype."""
+    if isinstance(value, Tensor):
+        from .core import cast
+        if value._value.ndim != 0:
+            raise ValueError(f"{opname}: expected a scalar, got shape "
+                             f"{tuple(value._value.shape)}")
+        return cast(value, x.dtype)
+    return float(value)
+
+
+def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None) -> Tensor:
+    """The least-squares solutions ``X [..., n, k]`` of ``matrix [..., m, n] @ X = rhs
+    [..., m, k]`` (the batch axes broadcast), as TensorFlow's ``matrix_solve_ls``.
+
+    ``fast=True``: through the Cholesky factor of the regularised normal equations,
+    ``(A^T A + l2 I)^-1 A^T B`` for m >= n, ``A^T (A A^T + l2 I)^-1 B`` for m < n (the
+    minimum-norm solution); full-rank matrices only (a rank-deficient one is not positive
+    definite: raises on the CPU, nan on a GPU). ``fast=False``: the minimum-norm solution
+    through the singular value decomposition, for any rank; ``l2_regularizer`` is ignored
+    there, as in TensorFlow (whose gradient is defined only for ``fast=True``; here it is
+    the SVD's)."""
+    a = _matrix_input("linalg.lstsq", matrix, floats=True)
+    b = as_tensor(rhs, "linalg.lstsq")
+    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
+    if b._value.dtype != a._value.dtype:
+        raise TypeError(f"linalg.lstsq: the matrix is {dtype_name(a)}, the right-hand sides "
+                        f"{dtype_name(b)}")
+    if len(sb) < 2 or sb[-2] != sa[-2]:
+        raise ValueError(f"linalg.lstsq: right-hand sides of shape {sb} do not fit matrices "
+                         f"of shape {sa} (expected [..., {sa[-2]}, k])")
+    try:
+        _batch_shape(sa, sb)
+    except ValueError:
+        raise ValueError(f"linalg.lstsq: batch shapes {sa[:-2]} and {sb[:-2]} are not "
+                         "broadcast-compatible") from None
+    m, n = sa[-2:]
+    if not fast:
+        return matmul(pinv(a), b)
+    l2 = _scalar_on(a, l2_regularizer, "linalg.lstsq")
+    if m >= n:
+        gram = matmul(a, a, transpose_a=True)
+        if isinstance(l2, Tensor) or l2 != 0.0:
+            gram = gram + l2 * _eye_on(a, n)
+        return cholesky_solve(cholesky(gram), matmul(a, b, transpose_a=True))
+    gram = matmul(a, a, transpose_b=True)
+    if isinstance(l2, Tensor) or l2 != 0.0:
+        gram = gram + l2 * _eye_on(a, m)
+    return matmul(a, cholesky_solve(cholesky(gram), b), transpose_a=True)
+
+
+def pinv(a, rcond=None, validate_args=False, name=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse ``[..., n, m]`` of each matrix ``[..., m, n]``,
+    through the singular value decomposition as TensorFlow computes it: singular values at
+    most ``rcond`` times the largest count as zero (default ``10 * max(m, n) * eps`` of the
+    dtype). Differentiable where the rank is constant (through the SVD's gradient)."""
+    from .math import where
+    from .reduce import reduce_max
+    from .shape import expand_dims
+    x = _matrix_input("linalg.pinv", a, floats=True)
+    m, n = x._value.shape[-2:]
+    if rcond is None:
+        rcond = 10.0 * max(m, n) * float(np.finfo(x._value.dtype).eps)
+    rcond = _scalar_on(x, rcond, "linalg.pinv")
+    s, u, v = svd(x, full_matrices=False, compute_uv=True)
+    cutoff = rcond * reduce_max(s, axis=-1)
+    s = where(s > expand_dims(cutoff, -1), s, float("inf"))
+    return matmul(v / expand_dims(s, -2), u, transpose_b=True)
+
+
+# Pade approximants of exp (Higham 2005), as tf.linalg.expm
+_PADE = {
+    3: [120.0, 60.0, 12.0],
+    5: [30240.0, 15120.0, 3360.0, 420.0, 30.0],
+    7: [17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0],
+    9: [17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0,
+        110880.0, 3960.0, 90.0],
+    13: [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+         40840800.0, 960960.0, 16380.0, 182.0],
+}
+
+
+def _pade(x, eye, order):
+    """``(U, V)`` of the Pade approximant ``exp(x) ~ (V - U)^-1 (V + U)``."""
+    b = _PADE[order]
+    x2 = matmul(x, x)
+    if order == 3:
+        return matmul(x, x2 + b[1] * eye), b[2] * x2 + b[0] * eye
+    x4 = matmul(x2, x2)
+    if order == 5:
+        return (matmul(x, x4 + b[3] * x2 + b[1] * eye),
+                b[4] * x4 + b[2] * x2 + b[0] * eye)
+    x6 = matmul(x4, x2)
+    if order == 7:
+        return (matmul(x, x6 + b[5] * x4 + b[3] * x2 + b[1] * eye),
+                b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye)
+    if order == 9:
+        x8 = matmul(x6, x2)
+        return (matmul(x, x8 + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye),
+                b[8] * x8 + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye)
+    u = matmul(x6, x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2 \
+        + b[1] * eye
+    v = matmul(x6, b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 \
+        + b[2] * x2 + b[0] * eye
+    return matmul(x, u), v
+
+
+def expm(input, name=None) -> Tensor:
+    """The matrix exponential of each square matrix in the last two axes, by TensorFlow's
+    scaling and squaring with Pade approximants (orders 3 to 7 in float32, 3 to 13 in
+    float64, picked per matrix by its 1-norm), differentiable through those operations.
+    The number of squarings is read on the host once (one wait for a device, as TF's
+    eager loop); a matrix with a non-finite entry gives all-nan matrices, as TF."""
+    from .core import ones_like, stop_gradient
+    from .math import abs as _abs, floor, log, maximum, pow as _pow, where
+    from .reduce import reduce_max, reduce_sum
+    from .shape import reshape
+    a = _square("linalg.expm", input)
+    shape = tuple(a._value.shape)
+    n = shape[-1]
+    if n == 0:
+        return a
+    x = reshape(a, (-1, n, n))
+    l1 = reduce_max(reduce_sum(_abs(x), axis=-2), axis=-1)
+    l1 = stop_gradient(reshape(l1, (-1, 1, 1)))
+    eye = _eye_on(a, n)
+    if a._value.dtype == np.float32:
+        maxnorm, orders = 3.925724783138660, (3, 5, 7)
+        bounds = (4.258730016922831e-001, 1.880152677804762e+000)
+    else:
+        maxnorm, orders = 5.371920351148152, (3, 5, 7, 9, 13)
+        bounds = (1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001,
+                  2.097847961257068e+000)
+    squarings = maximum(floor(log(l1 / maxnorm) / float(np.log(2.0))), 0.0)
+    most = float(reduce_max(squarings).numpy())
+    if not np.isfinite(most):
+        return reshape(ones_like(x) * float("nan"), shape)
+    scaled = x / _pow(ones_like(squarings) * 2.0, squarings)
+    pairs = [_pade(x, eye, o) for o in orders[:-1]] + [_pade(scaled, eye, orders[-1])]
+    u, v = pairs[-1]
+    for bound, (ui, vi) in zip(bounds[::-1], pairs[-2::-1]):
+        small = l1 < bound
+        u, v = where(small, ui, u), where(small, vi, v)
+    result = solve(v - u, u + v)
+    for i in range(int(most)):
+        result = where(squarings > float(i), matmul(result, result), result)
+    return reshape(result, shape)
+
+
+def cross(a, b, name=None) -> Tensor:
+    """The cross product of 3-vectors along the last axis (``a`` and ``b`` of one shape)."""
+    from .shape import stack
+    a, b = binary("linalg.cross", a, b)
+    a = as_tensor(a, "linalg.cross")
+    b = as_tensor(b, "linalg.cross")
+    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
+    if sa != sb:
+        raise InvalidArgumentError(f"linalg.cross: both inputs must have the same shape, got "
+                                   f"{sa} and {sb}")
+    if not sa or sa[-1] != 3:
+        raise InvalidArgumentError(f"linalg.cross: the last axis must hold 3-vectors, got "
+                                   f"shape {sa}")
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
+def tensor_diag(diagonal, name=None) -> Tensor:
+    """The rank-2k tensor with ``out[i1..ik, i1..ik] = diagonal[i1..ik]``, zero elsewhere."""
+    from .shape import reshape
+    d = as_tensor(diagonal, "linalg.tensor_diag")
+    shape = tuple(d._value.shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    return reshape(diag(reshape(d, (size,))), shape + shape)
+
+
+def tensor_diag_part(input, name=None) -> Tensor:
+    """The inverse of :func:`tensor_diag`: ``out[i1..ik] = input[i1..ik, i1..ik]`` for an
+    input of shape ``s + s``."""
+    from .shape import reshape
+    x = as_tensor(input, "linalg.tensor_diag_part")
+    shape = tuple(x._value.shape)
+    k = len(shape) // 2
+    if len(shape) % 2 or shape[:k] != shape[k:]:
+        raise InvalidArgumentError(f"linalg.tensor_diag_part: the input's shape must be of "
+                                   f"the form s + s (an even rank, two equal halves), got "
+                                   f"{shape}")
+    size = int(np.prod(shape[:k], dtype=np.int64))
+    return reshape(diag_part(reshape(x, (size, size))), shape[:k])

@@ -297,9 +297,12 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         elif ord == np.inf:
             s = reduce_sum(m.abs(x), axis=a1, keepdims=True)
             out = reduce_max(s, axis=a0, keepdims=True)
+        elif ord in (2, 2.0):       # the largest singular value
+            from ..linalg import _spectral_norm
+            return _spectral_norm(x, axis, keep)
         else:
             raise ValueError(f"norm: matrix ord {ord!r} is not supported (use 'fro', "
-                             "'euclidean', 1 or np.inf)")
+                             "'euclidean', 1, 2 or np.inf)")
         if not keep:
             from .shape import squeeze
             out = squeeze(out, axis=sorted((a0, a1)))

@@ -34,6 +34,22 @@ def _spd(x):
     return gt.matmul(x, x, transpose_b=True) + gt.eye(x.shape[-1], dtype=x.dtype)
 
 
+def _eigh_out(e, v):
+    """Eigenvalues and (sign-free) squared eigenvectors in one tensor."""
+    return v * v * gt.expand_dims(e, -2)
+
+
+def _svd_out(s, u, v):
+    """Singular values and (sign-free) squared singular vectors in one tensor."""
+    lead = list(s.shape[:-1])
+    return gt.concat([s, gt.reshape(u * u, lead + [-1]), gt.reshape(v * v, lead + [-1])], -1)
+
+
+def _qr_out(q, r):
+    lead = list(q.shape[:-2])
+    return gt.concat([gt.reshape(q * q, lead + [-1]), gt.reshape(r * r, lead + [-1])], -1)
+
+
 SPECS = [
     # --- elementwise binary (every broadcast group) ---
     _bin("add", lambda x, y: x + y),
@@ -139,6 +155,39 @@ SPECS = [
          + gt.linalg.band_part(x, 1, 0) * gt.expand_dims(gt.linalg.diag_part(x), -2),
          [((3, 3),), ((2, 4, 4),)],
          ops=("getitem", "where")),
+    # diagonals, triangular solves, decompositions (eigenvectors and singular vectors enter
+    # squared: their signs are the solver's; random matrices have distinct eigenvalues)
+    Spec("matrix_diag", lambda d: gt.linalg.diag(d * d, k=1, padding_value=0.5),
+         [((3,),), ((2, 3),)]),
+    Spec("matrix_diag_part", lambda x: gt.linalg.diag_part(x * x, k=-1)
+         + gt.linalg.diag_part(x, k=1)[..., :1], [((3, 4),), ((2, 4, 3),)]),
+    Spec("matrix_set_diag", lambda x, d: gt.linalg.set_diag(x * x, d * d, k=1),
+         [((3, 4), (3,)), ((2, 4, 3), (2, 2))]),
+    Spec("tensor_diag", lambda x: gt.linalg.tensor_diag(x * x)
+         + gt.linalg.tensor_diag_part(gt.reshape(gt.tile(x, [2, 2]), [2, 2, 2, 2]))[0, 0],
+         [((2, 2),)], ops=("matrix_diag", "matrix_diag_part")),
+    Spec("matrix_triangular_solve", lambda a, b: gt.linalg.triangular_solve(_wc(a), b) * b
+         + gt.linalg.triangular_solve(_wc(a), b, lower=False, adjoint=True),
+         [((3, 3), (3, 2)), ((2, 3, 3), (3, 1))]),
+    Spec("cholesky_solve", lambda a, b: gt.linalg.cholesky_solve(gt.linalg.cholesky(_spd(a)), b),
+         [((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1))], ops=("matrix_triangular_solve",)),
+    Spec("self_adjoint_eig", lambda x: _eigh_out(*gt.linalg.eigh(x)),
+         [((3, 3),), ((2, 4, 4),)]),
+    Spec("svd", lambda x: _svd_out(*gt.linalg.svd(x)), [((3, 3),), ((3, 4),), ((2, 4, 3),)]),
+    Spec("svd_full_matrices", lambda x: _svd_out(*gt.linalg.svd(x, full_matrices=True)),
+         [((3, 4),), ((4, 3),), ((2, 3, 3),)], ops=("svd",)),
+    Spec("svd_values_norm", lambda x: gt.linalg.svd(x, compute_uv=False)
+         + gt.linalg.norm(x, ord=2, axis=[-2, -1], keepdims=True)[..., 0],
+         [((3, 4),), ((2, 4, 3),)], ops=("svd",)),
+    Spec("qr", lambda x: _qr_out(*gt.linalg.qr(x)),
+         [((3, 3),), ((4, 3),), ((3, 5),), ((2, 4, 3),)]),
+    Spec("linalg_lstsq", lambda a, b: gt.linalg.lstsq(a, b)
+         + gt.linalg.lstsq(a, b, l2_regularizer=0.1, fast=True),
+         [((4, 3), (4, 2)), ((2, 5, 3), (5, 1))]),
+    Spec("linalg_lstsq_underdetermined", lambda a, b: gt.linalg.lstsq(a, b, l2_regularizer=0.1),
+         [((3, 4), (3, 2))]),
+    Spec("linalg_pinv", gt.linalg.pinv, [((3, 4),), ((2, 4, 3),)]),
+    Spec("linalg_cross", gt.linalg.cross, [((3,), (3,)), ((2, 4, 3), (2, 4, 3))]),
     # --- shapes ---
     Spec("reshape", lambda x: gt.reshape(x, [-1, 2]) * gt.reshape(x, [-1, 2]), [((3, 4),)]),
     Spec("transpose", lambda x: gt.transpose(x, [1, 2, 0]) ** 2, [((2, 3, 4),)],
