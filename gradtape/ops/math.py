@@ -308,7 +308,10 @@ _tanh, tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
 
 
 def _sigmoid_fwd(xp, x):
-    # exp(-|x|) never overflows; both halves are exact to rounding.
+    # exp(-|x|) never overflows; both halves are exact to rounding. float16 is computed in
+    # float32 and rounded once (as TF), not rounded at each of the three steps.
+    if x.dtype == np.float16:
+        return _sigmoid_fwd(xp, x.astype(np.float32)).astype(np.float16)
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
