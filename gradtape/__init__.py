@@ -76,3 +76,37 @@ __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 # input pipelines, images
 from . import data, image
 __all__ += ["data", "image"]
+
+# the rest of TensorFlow's top level: errors, slicing, scans, partitions, eager helpers
+from . import errors
+from .ops.math import atan, asin, acos, sinh, cosh
+from .ops.extra import (newaxis, slice, strided_slice, unique, unique_with_counts,  # noqa: A004
+                        searchsorted, ensure_shape, truncatediv, truncatemod, scalar_mul, realdiv,
+                        tensor_scatter_nd_max, tensor_scatter_nd_min, dynamic_partition,
+                        dynamic_stitch, reverse_sequence, unravel_index, histogram_fixed_width,
+                        histogram_fixed_width_bins, asinh, acosh, atanh, atan2)
+from .control_flow import (scan, foldl, foldr, case, recompute_grad, grad_pass_through,
+                           control_dependencies, group, no_op)
+from .array_ops import (identity_n, shape_n, name_scope, get_current_name_scope,
+                        executing_eagerly, get_static_value, zeros_initializer, ones_initializer,
+                        constant_initializer, random_normal_initializer,
+                        random_uniform_initializer)
+# (slice, like print, stays out of __all__: a star import would hide the builtin)
+__all__ += ["errors", "atan", "asin", "acos", "sinh", "cosh", "newaxis", "strided_slice",
+            "unique", "unique_with_counts", "searchsorted", "ensure_shape", "truncatediv",
+            "truncatemod", "scalar_mul", "realdiv", "tensor_scatter_nd_max",
+            "tensor_scatter_nd_min", "dynamic_partition", "dynamic_stitch", "reverse_sequence",
+            "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins", "asinh",
+            "acosh", "atanh", "atan2", "scan", "foldl", "foldr", "case", "recompute_grad",
+            "grad_pass_through", "control_dependencies", "group", "no_op", "identity_n",
+            "shape_n", "name_scope", "get_current_name_scope", "executing_eagerly",
+            "get_static_value", "zeros_initializer", "ones_initializer", "constant_initializer",
+            "random_normal_initializer", "random_uniform_initializer"]
+
+# bitwise ops, constraints, IndexedSlices, and the assertions TF 2 keeps at its top level
+from . import bitwise, constraints
+from .indexed_slices import IndexedSlices
+from .tensor_array import TensorArray
+from .debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
+__all__ += ["bitwise", "constraints", "IndexedSlices", "TensorArray", "Assert", "assert_equal",
+            "assert_greater", "assert_less", "assert_rank"]

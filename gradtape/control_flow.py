@@ -1,5 +1,8 @@
-"""TensorFlow's control flow functions, run eagerly: ``cond``, ``switch_case``,
-``while_loop``, ``map_fn``, ``vectorized_map``, ``py_function``, ``numpy_function``.
+"""TensorFlow's control flow functions, run eagerly: ``cond``, ``switch_case``, ``case``,
+``while_loop``, ``map_fn``, ``vectorized_map``, ``scan``, ``foldl``, ``foldr``,
+``py_function``, ``numpy_function``; the gradient helpers ``recompute_grad`` and
+``grad_pass_through``; and the graph-building calls that do nothing eagerly
+(``control_dependencies``, ``group``, ``no_op``).
 
 gradtape is eager, so these call their Python functions directly, and a tape records what
 the taken branch or each iteration did, as TF's eager mode does. A predicate or index held
@@ -14,7 +17,8 @@ from .ops.shape import stack, unstack
 from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["cond", "switch_case", "while_loop", "map_fn", "vectorized_map", "py_function",
-           "numpy_function"]
+           "numpy_function", "scan", "foldl", "foldr", "case", "recompute_grad",
+           "grad_pass_through", "control_dependencies", "group", "no_op"]
 
 
 def _host_bool(pred, opname) -> bool:
@@ -56,7 +60,8 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
 
 
 def _loop_value(v):
-    return v if isinstance(v, Tensor) else convert_to_tensor(v)
+    from .tensor_array import TensorArray
+    return v if isinstance(v, (Tensor, TensorArray)) else convert_to_tensor(v)
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
@@ -144,3 +149,236 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
     ``Tout`` (not differentiable, as in TF)."""
     args = [v.numpy() if isinstance(v, Tensor) else v for v in inp]
     return _as_outputs(func(*args), Tout, "numpy_function")
+
+
+# --- scans and folds ---------------------------------------------------------------------------
+
+def _elems_slices(elems, opname):
+    """(flat tensors of ``elems``, their common length along axis 0)."""
+    flat = [e if isinstance(e, Tensor) else convert_to_tensor(e) for e in nest.flatten(elems)]
+    if not flat:
+        raise ValueError(f"{opname}: elems holds no tensor")
+    if any(e.ndim == 0 for e in flat):
+        raise ValueError(f"{opname}: every tensor of elems needs an axis 0 to iterate over, got "
+                         f"shapes {[tuple(e._value.shape) for e in flat]}")
+    n = flat[0]._value.shape[0]
+    if any(e._value.shape[0] != n for e in flat):
+        raise ValueError(f"{opname}: every tensor of elems needs the same first axis, got "
+                         f"shapes {[tuple(e._value.shape) for e in flat]}")
+    return flat, n
+
+
+def _fold_steps(fn, elems, initializer, reverse, opname, keep):
+    """Run ``acc = fn(acc, elem_i)`` over axis 0 of ``elems`` (from the end when ``reverse``);
+    the accumulator starts at ``initializer`` or, without one, at the first (last) slice.
+    Returns ``(final accumulator, [accumulator after each position, in elems' order])``
+    (the list only when ``keep``)."""
+    if not callable(fn):
+        raise TypeError(f"{opname}: fn must be callable, got {type(fn).__name__}")
+    flat, n = _elems_slices(elems, opname)
+    slices = [unstack(e, num=n) for e in flat] if n else [[] for _ in flat]
+    order = list(range(n - 1, -1, -1)) if reverse else list(range(n))
+
+    def elem(i):
+        return nest.pack_sequence_as(elems, [s[i] for s in slices])
+
+    outputs = {}
+    if initializer is None:
+        if n == 0:
+            from .errors import OutOfRangeError
+            raise OutOfRangeError(None, None, f"{opname}: elems is empty along axis 0 and no "
+                                              "initializer is given (there is no first value)")
+        acc = elem(order[0])
+        outputs[order[0]] = acc
+        order = order[1:]
+    else:
+        acc = nest.map_structure(_loop_value, initializer)
+    for i in order:
+        out = fn(acc, elem(i))
+        try:
+            nest.assert_same_structure(acc, out, check_types=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{opname}: fn must return the structure of the accumulator: "
+                             f"{exc}") from None
+        acc = nest.map_structure(_loop_value, out)
+        if keep:
+            outputs[i] = acc
+    return acc, [outputs[i] for i in sorted(outputs)] if keep else None
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+         swap_memory=False, infer_shape=True, reverse=False, name=None):
+    """Every accumulator of ``acc = fn(acc, x)`` over the slices ``x`` of ``elems`` along axis
+    0 (a tensor or a structure of tensors of one length), stacked in the accumulator's
+    structure, as ``tf.scan``. Without ``initializer`` the accumulator starts as the first
+    slice (the last with ``reverse``), which is also the first output, and ``fn`` must keep
+    ``elems``' structure. Differentiable through what ``fn`` does."""
+    acc, outs = _fold_steps(fn, elems, initializer, reverse, "scan", keep=True)
+    if not outs:     # empty elems with an initializer: no step, empty outputs
+        return nest.map_structure(
+            lambda a: Tensor(_empty_rows(a), a._device), acc)
+    flat = [nest.flatten(o) for o in outs]
+    return nest.pack_sequence_as(acc, [stack([f[j] for f in flat])
+                                       for j in range(len(flat[0]))])
+
+
+def _empty_rows(t):
+    dev = t._device
+    with dev.activate():
+        return dev.xp.zeros((0,) + tuple(t._value.shape), dtype=t._value.dtype)
+
+
+def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+          swap_memory=False, name=None):
+    """The last accumulator of ``acc = fn(acc, x)`` over the slices of ``elems`` along axis 0,
+    first to last, as ``tf.foldl`` (without ``initializer`` it starts as the first slice)."""
+    return _fold_steps(fn, elems, initializer, False, "foldl", keep=False)[0]
+
+
+def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+          swap_memory=False, name=None):
+    """:func:`foldl` from the last slice to the first (``tf.foldr``)."""
+    return _fold_steps(fn, elems, initializer, True, "foldr", keep=False)[0]
+
+
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """The result of the function paired with the first true predicate, as TF 2's eager
+    ``tf.case``: ``pred_fn_pairs`` is a list of ``(boolean scalar tensor, callable)`` (or a
+    dict); with no true predicate, ``default()``, or without ``default`` an
+    InvalidArgumentError. Predicates are read on the host, in order, until one is true
+    (``exclusive`` is not checked in eager mode, as in TF)."""
+    if isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = list(pred_fn_pairs.items())
+    if not isinstance(pred_fn_pairs, (list, tuple)):
+        raise TypeError(f"case: pred_fn_pairs must be a list of (predicate, callable) pairs, "
+                        f"got {type(pred_fn_pairs).__name__}")
+    if not pred_fn_pairs:
+        raise ValueError("case: pred_fn_pairs must hold at least one (predicate, callable) "
+                         "pair")
+    pairs = []
+    for pair in pred_fn_pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(f"case: each entry of pred_fn_pairs must be a pair (predicate, "
+                            f"callable), got {pair!r}")
+        pred, fn = pair
+        if not isinstance(pred, Tensor):
+            raise TypeError(f"case: pred must be a Tensor, got: {pred!r}")
+        if not callable(fn):
+            raise TypeError(f"case: fn for pred {pred!r} must be callable.")
+        pairs.append((pred, fn))
+    if default is not None and not callable(default):
+        raise TypeError("case: default must be callable.")
+    for pred, fn in pairs:
+        if _host_bool(pred, "case"):
+            return fn()
+    if default is not None:
+        return default()
+    from .registry import InvalidArgumentError
+    raise InvalidArgumentError("case: Input error: None of conditions evaluated as True: "
+                               f"{[bool(_host_bool(p, 'case')) for p, _ in pairs]}")
+
+
+# --- gradient helpers ----------------------------------------------------------------------------
+
+def recompute_grad(f):
+    """``f`` that keeps none of its intermediate values for the backward pass: the forward
+    runs without recording, and the gradient runs ``f`` again under a tape, as
+    ``tf.recompute_grad`` (same values and gradients, less memory between the passes).
+    Trainable Variables ``f`` reads get their gradients too. ``f`` should be deterministic
+    (random ops draw new numbers when it runs again)."""
+    from .functional import _VariableWatcher, custom_gradient
+    from .registry import thread_state
+    from .tape import GradientTape
+
+    @custom_gradient
+    def inner(*args, **kwargs):
+        # record nothing on the outer tapes (only the variable watcher of custom_gradient
+        # keeps listening, to hand the variables read to grad_fn)
+        import contextlib
+        with contextlib.ExitStack() as stack:
+            for t in list(thread_state().tapes):
+                if not isinstance(t, _VariableWatcher):
+                    stack.enter_context(t.stop_recording())
+            result = f(*args, **kwargs)
+
+        def grad_fn(*upstream, variables=None):
+            flat = nest.flatten(args)
+            pos = [i for i, a in enumerate(flat)
+                   if isinstance(a, Tensor) and a._value.dtype.kind == "f"]
+            with GradientTape() as tape:
+                tape.watch([flat[i] for i in pos])
+                if variables:
+                    tape.watch(list(variables))
+                again = f(*args, **kwargs)
+            sources = [flat[i] for i in pos] + list(variables or [])
+            grads = tape.gradient(nest.flatten(again), sources,
+                                  output_gradients=list(upstream))
+            arg_grads = [None] * len(flat)
+            for i, g in zip(pos, grads):
+                arg_grads[i] = g
+            if variables:
+                return arg_grads, list(grads[len(pos):])
+            return arg_grads
+        return result, grad_fn
+
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return inner(*args, **kwargs)
+    return wrapper
+
+
+def grad_pass_through(f):
+    """``f`` whose gradient is the identity: ``f(x)`` forward, the upstream gradient passed
+    back unchanged to ``x`` (one output per input), as ``tf.grad_pass_through``; Variables
+    ``f`` reads get no gradient."""
+    from .functional import custom_gradient
+
+    @custom_gradient
+    def inner(*args, **kwargs):
+        def grad_fn(*upstream, variables=None):
+            if variables is not None:
+                return list(upstream), [None] * len(variables)
+            return list(upstream) if len(upstream) != 1 else upstream[0]
+        return f(*args, **kwargs), grad_fn
+
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return inner(*args, **kwargs)
+    return wrapper
+
+
+# --- eager no-ops ---------------------------------------------------------------------------------
+
+class _NullContext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def control_dependencies(control_inputs):
+    """A context that does nothing: ops run in program order eagerly, as in TF 2's eager
+    ``tf.control_dependencies``."""
+    if control_inputs is not None and not isinstance(control_inputs, (list, tuple)) and \
+            not callable(control_inputs) and not isinstance(control_inputs, Tensor):
+        raise TypeError(f"control_dependencies: control_inputs must be a list of tensors or "
+                        f"None, got {type(control_inputs).__name__}")
+    return _NullContext()
+
+
+def group(*inputs, **kwargs):
+    """None: eagerly every op has run already (``tf.group`` in eager mode)."""
+    unknown = set(kwargs) - {"name"}
+    if unknown:
+        raise TypeError(f"group: Unknown keyword arguments: {', '.join(sorted(unknown))}")
+    return None
+
+
+def no_op(name=None):
+    """None: the operation that does nothing (``tf.no_op`` in eager mode)."""
+    return None

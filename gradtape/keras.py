@@ -8,46 +8,66 @@ from __future__ import annotations
 
 import types
 
-from . import callbacks, initializers, layers, losses, metrics, optimizers, regularizers
+from . import (callbacks, constraints, initializers, layers, losses, metrics, optimizers,
+               regularizers)
 from .keras_graph import Input, KerasTensor
 from .keras_training import Sequence
 from .layers import InputLayer, Layer, Model, Sequential
 
 __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regularizers",
-           "callbacks", "activations", "utils", "backend", "models", "saving", "Sequential",
-           "Model",
-           "Layer", "Input", "InputLayer", "KerasTensor"]
+           "constraints", "callbacks", "activations", "utils", "backend", "models", "saving",
+           "Sequential", "Model", "Layer", "Input", "InputLayer", "KerasTensor"]
 
 
-def _keras_relu(x, alpha=0.0, max_value=None, threshold=0.0):
-    """Keras' relu: ``x`` above ``threshold`` (else ``alpha * (x - threshold)``), capped at
-    ``max_value``; with the defaults, ``gt.nn.relu``."""
-    from . import nn
-    from .ops.core import cast
-    from .ops.math import clip_by_value, greater
-    from .tensor import convert_to_tensor
-    x = convert_to_tensor(x)
-    if alpha == 0 and max_value is None and threshold == 0:
-        return nn.relu(x)
-    negative = nn.relu(threshold - x) if alpha != 0 else None
-    if threshold != 0:
-        x = x * cast(greater(x, threshold), x.dtype)
-    else:
-        x = nn.relu(x)
-    if max_value is not None:
-        x = clip_by_value(x, 0.0, max_value)
-    if negative is not None:
-        x = x - alpha * negative
-    return x
+def _activation_get(identifier):
+    """The activation for a name (``"relu"``, ``"hard_sigmoid"``), ``None`` (linear), a
+    serialized form (``{"class_name": "function", "config": "relu"}``) or a callable."""
+    if isinstance(identifier, str) and hasattr(activations, identifier.lower()) and \
+            identifier.lower() in layers.activation_names():
+        return getattr(activations, identifier.lower())
+    if isinstance(identifier, dict):
+        name = identifier.get("config")
+        if not isinstance(name, str):
+            name = identifier.get("class_name")
+        if not isinstance(name, str):
+            raise ValueError(f"Could not interpret activation function identifier: "
+                             f"{identifier!r}")
+        return _activation_get(name)
+    try:
+        return layers.get_activation(identifier)
+    except (TypeError, ValueError):
+        raise ValueError(f"Could not interpret activation function identifier: "
+                         f"{identifier!r} (known activations: "
+                         f"{layers.activation_names()})") from None
+
+
+def _activation_serialize(activation):
+    """The name an activation is saved under (``"relu"``; a function of yours: its name,
+    which ``load_model`` finds in ``custom_objects``)."""
+    if not callable(activation):
+        raise TypeError(f"activations.serialize: expected an activation function, got "
+                        f"{activation!r}")
+    return layers._activation_name(activation)
+
+
+def _activation_deserialize(config, custom_objects=None):
+    """The activation :func:`serialize` named (looked up in ``custom_objects`` first)."""
+    if isinstance(config, str) and custom_objects and config in custom_objects:
+        return custom_objects[config]
+    return _activation_get(config)
 
 
 def _activations():
-    ns = types.SimpleNamespace(get=layers.get_activation, names=layers.activation_names)
+    ns = types.SimpleNamespace(get=_activation_get, serialize=_activation_serialize,
+                               deserialize=_activation_deserialize,
+                               names=layers.activation_names)
     for name in layers.activation_names():          # keras.activations.relu(x) ...
         setattr(ns, name, layers.get_activation(name))
-    ns.relu = _keras_relu
+    for name, fn in layers.KERAS_ACTIVATIONS.items():   # Keras' signatures
+        setattr(ns, name, fn)
+    ns.linear = layers.get_activation(None)
     ns.__doc__ = ("Activations by name, as tf.keras.activations: gt.keras.activations.relu(x), "
-                  "gt.keras.activations.get('relu').")
+                  "gt.keras.activations.get('relu'), serialize, deserialize.")
     return ns
 
 
@@ -88,11 +108,24 @@ def _pack(x, y=None, sample_weight=None):
     return pack_x_y_sample_weight(x, y, sample_weight)
 
 
+def _set_random_seed(seed):
+    """Seed Python's ``random``, NumPy's global generator and gradtape's
+    (``gt.random.set_seed``) at once, as ``keras.utils.set_random_seed``."""
+    import random as _py_random
+    import numpy as np
+    from . import random as _gt_random
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"set_random_seed: expected an int seed, got {seed!r}")
+    _py_random.seed(int(seed))
+    np.random.seed(int(seed))
+    _gt_random.set_seed(int(seed))
+
+
 utils = types.SimpleNamespace(to_categorical=_to_categorical, Sequence=Sequence,
                               PyDataset=Sequence, unpack_x_y_sample_weight=_unpack,
-                              pack_x_y_sample_weight=_pack)
+                              pack_x_y_sample_weight=_pack, set_random_seed=_set_random_seed)
 utils.__doc__ = ("Keras' data utilities: gt.keras.utils.to_categorical(labels, num_classes), "
-                 "Sequence, unpack_x_y_sample_weight.")
+                 "Sequence, unpack_x_y_sample_weight, set_random_seed.")
 
 from . import saving as _saving  # noqa: E402
 
@@ -109,9 +142,75 @@ layers.serialize = _saving.serialize_layer
 layers.deserialize = _saving.deserialize_layer
 
 
-def _clear_session():
-    """Accepted for TF scripts: gradtape keeps no graph or session state to clear."""
+def _clear_session(free_memory=True):
+    """Reset Keras' generated names (the next ``Dense()`` is ``dense`` again), as
+    ``keras.backend.clear_session``; gradtape keeps no graph or session to free."""
+    with layers._name_lock:
+        layers._name_counters.clear()
 
 
-backend = types.SimpleNamespace(clear_session=_clear_session)
-backend.__doc__ = "Keras' backend calls that scripts make: gt.keras.backend.clear_session()."
+def _epsilon():
+    """Keras' fuzz factor (1e-7): the losses' probability clip and the constraints' norm
+    guard."""
+    return constraints._EPSILON[0]
+
+
+def _set_epsilon(value):
+    """Set the fuzz factor :func:`epsilon` returns (the losses and constraints read it)."""
+    value = float(value)
+    constraints._EPSILON[0] = value
+    losses.EPSILON = value
+
+
+def _floatx():
+    """The dtype of layers and Inputs made without one (``"float32"``)."""
+    return layers._FLOATX[0]
+
+
+def _set_floatx(value):
+    """Set the default dtype of new layers and Inputs: ``"float16"``, ``"float32"`` or
+    ``"float64"`` (gradtape has no bfloat16)."""
+    accepted = ("float16", "float32", "float64")
+    name = getattr(value, "name", value)
+    if name not in accepted:
+        raise ValueError(f"set_floatx: unknown floatx {value!r}; expected one of {accepted}")
+    layers._FLOATX[0] = name
+
+
+def _image_data_format():
+    """``"channels_last"``: the layout gradtape's image layers default to."""
+    return "channels_last"
+
+
+def _int_shape(x):
+    """The shape of a tensor, symbolic tensor or array as a tuple (``None`` for unknown
+    sizes)."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        raise TypeError(f"int_shape: expected a tensor, got {type(x).__name__}")
+    return tuple(None if d is None else int(d) for d in shape)
+
+
+def _get_value(x):
+    """The value of a Variable or tensor as a NumPy array."""
+    import numpy as np
+    return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+
+def _set_value(x, value):
+    """Assign ``value`` (an array of its shape) to the Variable ``x``."""
+    from .tensor import Variable
+    if not isinstance(x, Variable):
+        raise TypeError(f"set_value: expected a Variable, got {type(x).__name__}")
+    import numpy as np
+    from .tensor import Tensor
+    x.assign(value if isinstance(value, Tensor) else np.asarray(value, dtype=x._value.dtype))
+
+
+backend = types.SimpleNamespace(clear_session=_clear_session, epsilon=_epsilon,
+                                set_epsilon=_set_epsilon, floatx=_floatx,
+                                set_floatx=_set_floatx, image_data_format=_image_data_format,
+                                int_shape=_int_shape, get_value=_get_value,
+                                set_value=_set_value)
+backend.__doc__ = ("Keras' backend calls that scripts make: gt.keras.backend.clear_session(), "
+                   "epsilon, floatx, image_data_format, int_shape, get_value, set_value.")

@@ -557,6 +557,7 @@ def _metric_object(spec, y_true, y_pred):
             return M.MeanMetricWrapper(_metric_fn_for(spec, y_true, y_pred), name=spec)
         obj = M.get(spec)
         if isinstance(obj, M.Metric):
+            obj.name = spec          # (Keras 3: a metric given by a string takes that name)
             return obj
         return M.MeanMetricWrapper(obj, name=spec)
     if callable(spec):

@@ -20,6 +20,7 @@ an error naming the layer and the expected and given shapes, and changes nothing
 from __future__ import annotations
 
 from math import prod as _prod
+import functools
 import inspect
 import threading
 import weakref
@@ -52,7 +53,14 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "GlobalMaxPooling1D", "GlobalMaxPool1D", "DepthwiseConv2D", "SeparableConv2D",
            "SpatialDropout1D", "SpatialDropout2D", "GaussianDropout", "Normalization",
            "Identity", "Dot", "Attention", "Masking", "GroupNormalization",
-           "UnitNormalization", "Resizing", "CenterCrop", "RandomFlip", "RandomCrop"]
+           "UnitNormalization", "Resizing", "CenterCrop", "RandomFlip", "RandomCrop",
+           "StackedRNNCells", "Conv1DTranspose", "UpSampling1D", "ZeroPadding1D", "Cropping1D",
+           "AlphaDropout", "ActivityRegularization", "AdditiveAttention", "Convolution1D",
+           "Convolution2D", "Convolution1DTranspose", "Convolution2DTranspose", "concatenate",
+           "add", "subtract", "multiply", "average", "maximum", "minimum", "dot",
+           "Conv3D", "Conv3DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D",
+           "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D",
+           "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -60,6 +68,90 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
 def _linear(x):
     return x
 
+
+_linear.__name__ = _linear.__qualname__ = "linear"
+
+
+def _keras_activation(fn):
+    """Name ``fn`` as Keras' activation of the same name (``fn.__name__`` without the
+    leading underscore: what get_config writes and ``get_activation`` reads)."""
+    fn.__name__ = fn.__qualname__ = fn.__name__.lstrip("_")
+    return fn
+
+
+@_keras_activation
+def _hard_sigmoid(x):
+    """Keras 3's hard sigmoid: ``relu6(x + 3) / 6`` (0 below -3, 1 above 3)."""
+    from . import nn
+    x = convert_to_tensor(x)
+    return nn.relu6(x + 3.0) / 6.0
+
+
+@_keras_activation
+def _hard_silu(x):
+    """``x * hard_sigmoid(x)`` (``hard_swish``): 0 below -3, ``x`` above 3."""
+    x = convert_to_tensor(x)
+    return x * _hard_sigmoid(x)
+
+
+@_keras_activation
+def _mish(x):
+    """``x * tanh(softplus(x))``."""
+    x = convert_to_tensor(x)
+    return x * _m.tanh(_m.softplus(x))
+
+
+@_keras_activation
+def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0, *, alpha=None):
+    """Keras' relu: ``x`` above ``threshold``, else ``negative_slope * (x - threshold)``,
+    capped at ``max_value``; with the defaults, ``gt.nn.relu``. (``alpha`` is Keras 2's
+    name for ``negative_slope``.)"""
+    from . import nn
+    x = convert_to_tensor(x)
+    if alpha is not None:
+        negative_slope = alpha
+    if negative_slope is None or negative_slope < 0:
+        raise ValueError(f"relu: negative_slope must be >= 0, got {negative_slope!r}")
+    if max_value is not None and max_value < 0:
+        raise ValueError(f"relu: max_value must be >= 0 or None, got {max_value!r}")
+    if negative_slope != 0 and max_value is None and threshold == 0:
+        return nn.leaky_relu(x, alpha=negative_slope)
+    negative = nn.relu(threshold - x) if negative_slope != 0 else None
+    clip = max_value is not None
+    if threshold != 0:
+        # x above the threshold, +0.0 elsewhere (as Keras' where; never -0.0)
+        x = _m.where(_m.greater(x, threshold), x, _core.zeros_like(x))
+    elif max_value == 6:
+        x, clip = nn.relu6(x), False
+    else:
+        x = nn.relu(x)
+    if clip:
+        x = _m.clip_by_value(x, 0.0, max_value)
+    if negative is not None:
+        x = x - negative_slope * negative
+    return x
+
+
+@_keras_activation
+def _elu(x, alpha=1.0):
+    """``x`` above 0, ``alpha * (exp(x) - 1)`` below."""
+    from . import nn
+    x = convert_to_tensor(x)
+    y = nn.elu(x)
+    return y if alpha == 1 else _m.where(_m.greater(x, 0.0), y, y * alpha)
+
+
+@_keras_activation
+def _leaky_relu(x, negative_slope=0.2):
+    """``x`` above 0, ``negative_slope * x`` below (Keras 3's default slope 0.2)."""
+    from . import nn
+    return nn.leaky_relu(convert_to_tensor(x), alpha=negative_slope)
+
+
+#: Keras' activations with Keras' arguments (``gt.keras.activations``).
+KERAS_ACTIVATIONS = {"relu": _relu, "elu": _elu, "leaky_relu": _leaky_relu,
+                     "hard_sigmoid": _hard_sigmoid, "hard_silu": _hard_silu,
+                     "hard_swish": _hard_silu, "mish": _mish}
 
 # name -> (module, attribute); resolved on use so every gt.nn activation is reachable.
 _ACTIVATIONS = {
@@ -69,6 +161,8 @@ _ACTIVATIONS = {
     "sigmoid": ("math", "sigmoid"), "tanh": ("math", "tanh"), "softplus": ("math", "softplus"),
     "softsign": ("nn", "softsign"), "softmax": ("nn", "softmax"),
     "log_softmax": ("nn", "log_softmax"), "exponential": ("math", "exp"),
+    "hard_sigmoid": ("keras", "hard_sigmoid"), "hard_silu": ("keras", "hard_silu"),
+    "hard_swish": ("keras", "hard_swish"), "mish": ("keras", "mish"),
 }
 
 
@@ -84,6 +178,8 @@ def _resolve(name, strict=True):
     module_name, attr = target
     if module_name == "math":
         return getattr(_m, attr)
+    if module_name == "keras":
+        return KERAS_ACTIVATIONS[attr]
     from . import nn
     fn = getattr(nn, attr, None)
     if fn is None and strict:
@@ -119,9 +215,10 @@ def _activation_name(fn):
     for key in _ACTIVATIONS:
         if _ACTIVATIONS[key] is not None and _resolve(key, strict=False) is fn:
             return key
+    for key, keras_fn in KERAS_ACTIVATIONS.items():
+        if keras_fn is fn:
+            return key
     name = getattr(fn, "__name__", None)
-    if name == "_keras_relu":
-        return "relu"
     return name if name is not None else repr(fn)
 
 
@@ -157,6 +254,9 @@ def _current_call_id() -> int:
 
 
 # --- Module: variable tracking ------------------------------------------------------------------
+
+#: Keras' floatx: the dtype of layers made without one (``gt.keras.backend.set_floatx``).
+_FLOATX = ["float32"]
 
 _name_counters: dict = {}
 _name_lock = threading.Lock()
@@ -509,7 +609,8 @@ class Layer(Module):
     #: Cast numeric inputs to the layer's dtype.
     autocast = True
 
-    #: ``<prefix>_regularizer=`` arguments the layer takes: prefix -> weight attribute.
+    #: ``<prefix>_regularizer=`` and ``<prefix>_constraint=`` arguments the layer takes:
+    #: prefix -> weight attribute.
     _REGULARIZABLE = {}
 
     def __init__(self, name=None, trainable=True, dtype=None, **kwargs):
@@ -520,6 +621,12 @@ class Layer(Module):
                 if value is not None:
                     from .regularizers import get as _get_regularizer
                     regs[self._REGULARIZABLE[key[:-12]]] = _get_regularizer(value)
+            elif key.endswith("_constraint") and key[:-11] in self._REGULARIZABLE:
+                value = kwargs.pop(key)
+                if value is not None:
+                    from .constraints import get as _get_constraint
+                    self.__dict__.setdefault("_constraints", {})[
+                        self._REGULARIZABLE[key[:-11]]] = _get_constraint(value)
             elif key == "activity_regularizer":
                 value = kwargs.pop(key)
                 if value is not None:
@@ -533,7 +640,7 @@ class Layer(Module):
             _has_loss_source()
         super().__init__(name=name)
         self._trainable = bool(trainable)
-        dt = np.dtype(np.float32) if dtype is None else np_dtype(dtype)
+        dt = np.dtype(_FLOATX[0]) if dtype is None else np_dtype(dtype)
         if dt.kind != "f":
             raise TypeError(f"{type(self).__name__}: dtype must be a floating type, got "
                             f"{dt.name}")
@@ -553,10 +660,29 @@ class Layer(Module):
         self.built = False
         self.input_spec = None
 
+    def __init_subclass__(cls, **kwargs):
+        # As Keras: a layer's build, however it is called (by the first call, or directly
+        # as layer.build(shape)), marks the layer built and gives the weights named by
+        # <weight>_constraint= their constraints.
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is None or getattr(build, "_marks_built", False):
+            return
+
+        @functools.wraps(build)
+        def marking_build(self, *args, **kw):
+            out = build(self, *args, **kw)
+            if self.__dict__.get("_constraints"):
+                self._attach_constraints()
+            self.built = True
+            return out
+        marking_build._marks_built = True
+        cls.build = marking_build
+
     _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape",
                             "_generators", "_regularizers", "_inbound_nodes",
                             "_activity_regularizer", "_call_losses", "_loss_call", "_top_call",
-                            "_loss_fns", "_weight_regularizers"})
+                            "_loss_fns", "_weight_regularizers", "_constraints"})
 
     # --- the functional API: what this layer was called on symbolically ---------------------
     def _node(self, what):
@@ -612,21 +738,89 @@ class Layer(Module):
         """The layer's computation."""
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
-    def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True,
-                   dtype=None, regularizer=None) -> Variable:
-        """A new Variable of ``shape`` drawn from ``initializer`` on the current device;
-        ``regularizer`` adds its penalty to :attr:`losses`."""
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True,
+                   autocast=True, regularizer=None, constraint=None, aggregation="none",
+                   name=None) -> Variable:
+        """A new Variable of ``shape`` (``()`` if none) drawn from ``initializer`` on the
+        current device, as Keras 3's ``add_weight(shape=None, initializer=None, dtype=None,
+        trainable=True, autocast=True, regularizer=None, constraint=None, aggregation="none",
+        name=None)``: the initializer defaults to ``"glorot_uniform"`` for a float dtype and
+        ``"zeros"`` otherwise, the dtype to the layer's; ``regularizer`` adds its penalty to
+        :attr:`losses`; ``constraint`` is applied to the weight after every optimizer step
+        (also a ``<weight>_constraint=`` the layer was made with); ``name`` (a unique
+        ``variable_N`` if none) names it ``<layer>/<name>``. Up to three positional
+        arguments are ``shape, initializer, dtype`` (Keras 3); a name first keeps the
+        earlier form ``add_weight(name, shape, initializer, trainable, dtype,
+        regularizer)``. ``autocast`` and ``aggregation`` are accepted for Keras scripts
+        (one device: nothing to aggregate)."""
+        who = f"{type(self).__name__} '{self.name}'.add_weight"
+        given = {"shape": shape, "initializer": initializer, "dtype": dtype,
+                 "trainable": trainable, "regularizer": regularizer}
+        defaults = {"shape": None, "initializer": None, "dtype": None, "trainable": True,
+                    "regularizer": None}
+        if args and isinstance(args[0], str):
+            if name is not None:
+                raise TypeError(f"{who}: name given both positionally and as name=")
+            name, args = args[0], args[1:]
+            order = ("shape", "initializer", "trainable", "dtype", "regularizer")
+            after = " after the name"
+        else:
+            order, after = ("shape", "initializer", "dtype"), ""
+        if len(args) > len(order):
+            raise TypeError(f"{who}: takes at most {len(order)} positional arguments "
+                            f"({', '.join(order)}){after}, got {len(args)}")
+        for key, value in zip(order, args):
+            if given[key] is not defaults[key]:
+                raise TypeError(f"{who}: {key} given both positionally and as {key}=")
+            given[key] = value
+        shape, initializer, dtype = given["shape"], given["initializer"], given["dtype"]
+        if aggregation not in (None, "none", "mean", "sum", "only_first_replica"):
+            raise ValueError(f"{who}: aggregation must be one of None, 'none', 'mean', 'sum', "
+                             f"'only_first_replica', got {aggregation!r}")
+        dt = self._dtype if dtype is None else np.dtype(np_dtype(dtype))
+        if initializer is None:
+            initializer = "glorot_uniform" if dt.kind == "f" else "zeros"
         init = _init.get(initializer)
+        regularizer = given["regularizer"]
         if regularizer is not None:
             from .regularizers import get as _get_regularizer
             regularizer = _get_regularizer(regularizer)
-        dt = self._dtype if dtype is None else np_dtype(dtype)
-        value = init(tuple(int(s) for s in shape), dtype=dt)
-        var = Variable(value, trainable=trainable, name=f"{self.name}/{name}")
+        if name is None:
+            name = _unique_name("variable")
+        elif not isinstance(name, str) or not name:
+            raise TypeError(f"{who}: name must be a non-empty string, got {name!r}")
+        if constraint is None:
+            constraint = (self.__dict__.get("_constraints") or {}).get(name)
+        else:
+            from .constraints import get as _get_constraint
+            constraint = _get_constraint(constraint)
+        if shape is None:
+            shape = ()
+        elif isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        try:
+            dims = tuple(int(s) for s in shape)
+        except TypeError:
+            raise ValueError(f"{who}: shape must be fully defined (ints), got {shape!r}") \
+                from None
+        if dt.kind == "f":
+            value = init(dims, dtype=dt)
+        else:       # an integer or boolean weight (a counter): drawn as float64, then cast
+            value = _core.cast(init(dims, dtype=np.float64), dt)
+        var = Variable(value, trainable=given["trainable"], name=f"{self.name}/{name}",
+                       constraint=constraint)
         if regularizer is not None:
             self.__dict__.setdefault("_weight_regularizers", []).append((regularizer, var))
             _has_loss_source()
         return var
+
+    def _attach_constraints(self):
+        """Give the weights named by ``<weight>_constraint=`` their constraint (those that
+        :meth:`add_weight` made under another name than the attribute)."""
+        for attr, constraint in (self.__dict__.get("_constraints") or {}).items():
+            var = getattr(self, attr, None)
+            if isinstance(var, Variable) and var.constraint is None:
+                var._constraint = constraint
 
     # --- calling ------------------------------------------------------------------------
     def _convert_input(self, x):
@@ -751,6 +945,57 @@ class Layer(Module):
             self._loss_call = cid
         self._call_losses.append(loss)
 
+    def compute_output_shape(self, input_shape):
+        """The shape of what the layer returns for inputs of ``input_shape`` (a tuple with
+        ``None`` for unknown sizes; a list or dict of them for several inputs), as a tuple
+        (a structure of tuples for several outputs). Found by running the layer on zeros, as
+        a call on ``keras.Input`` does; an unbuilt layer is probed through a copy, so it
+        stays unbuilt."""
+        import copy
+        who = f"{type(self).__name__} layer '{self.name}'.compute_output_shape"
+
+        def is_shape(v):
+            from .tensor import TensorShape
+            return isinstance(v, TensorShape) or (isinstance(v, (list, tuple)) and all(
+                d is None or (isinstance(d, (int, np.integer)) and not isinstance(d, bool))
+                for d in v))
+        spec = self.input_spec
+        dtype = np.int32 if spec is not None and spec.dtype_kind == "iu" else self._dtype
+
+        def symbol(v):
+            if not is_shape(v):
+                raise TypeError(f"{who}: expected a shape (a tuple of ints and None), or a "
+                                f"list or dict of shapes, got {v!r}")
+            return _KerasTensor(_kg.dims(v, who), dtype, name="input")
+        if is_shape(input_shape):
+            inputs = symbol(input_shape)
+        elif isinstance(input_shape, dict):
+            inputs = {k: symbol(v) for k, v in input_shape.items()}
+        elif isinstance(input_shape, (list, tuple)):
+            inputs = [symbol(v) for v in input_shape]
+        else:
+            raise TypeError(f"{who}: expected a shape (a tuple of ints and None), or a list "
+                            f"or dict of shapes, got {input_shape!r}")
+        layer = self
+        if not self.built:
+            # a copy builds on the probe; its records of symbolic calls start empty
+            memo = {}
+            for m in [self] + self.submodules:
+                nodes = m.__dict__.get("_inbound_nodes")
+                if nodes is not None:
+                    memo[id(nodes)] = []
+            layer = copy.deepcopy(self, memo)
+        out = _kg.symbolic_call(layer, inputs, (), {})
+        _kg.forget_nodes(layer, layer.__dict__["_inbound_nodes"][-1:])
+
+        def shapes(v):
+            if isinstance(v, _KerasTensor):
+                return tuple(v.shape)
+            if isinstance(v, dict):
+                return {k: shapes(t) for k, t in v.items()}
+            return tuple(shapes(t) for t in v)
+        return shapes(out)
+
     @classmethod
     def from_config(cls, config):
         """A new layer from :meth:`get_config`'s dict (as Keras: ``cls(**config)``)."""
@@ -772,6 +1017,10 @@ class Layer(Module):
                 config[f"{attrs[attr]}_regularizer"] = serialize(reg)
         if self._activity_regularizer is not None:
             config["activity_regularizer"] = serialize(self._activity_regularizer)
+        from .constraints import serialize as _serialize_constraint
+        for attr, constraint in (self.__dict__.get("_constraints") or {}).items():
+            if attr in attrs:
+                config[f"{attrs[attr]}_constraint"] = _serialize_constraint(constraint)
         return config
 
 
@@ -823,7 +1072,7 @@ class InputLayer(Layer):
         else:
             raise ValueError("InputLayer: give input_shape= (per example) or batch_shape=")
         super().__init__(name=name if name is not None else _unique_name("input_layer"))
-        self._input_dtype = np.dtype(np.float32) if dtype is None else np.dtype(np_dtype(dtype))
+        self._input_dtype = np.dtype(_FLOATX[0]) if dtype is None else np.dtype(np_dtype(dtype))
         self._build_input_shape = full
         self.built = True
         self._output = _KerasTensor(full, self._input_dtype, name=self.name, input_layer=self)
@@ -870,8 +1119,9 @@ class TFOpLambda(Layer):
 
 
 def _shapes_of(structure):
-    if isinstance(structure, Tensor):
-        return tuple(structure._value.shape)
+    if isinstance(structure, (Tensor, np.ndarray)):
+        return tuple(structure.shape) if isinstance(structure, np.ndarray) else tuple(
+            structure._value.shape)
     if isinstance(structure, dict):
         return {k: _shapes_of(v) for k, v in structure.items()}
     if isinstance(structure, (list, tuple)):
@@ -1176,6 +1426,14 @@ def _channels_last(data_format, who, layout="NHWC"):
                          f"{data_format!r}")
 
 
+def _data_format(data_format, who):
+    """``"channels_last"`` (NHWC, the default) or ``"channels_first"`` (NCHW)."""
+    if data_format not in (None, "channels_last", "channels_first"):
+        raise ValueError(f"{who}: data_format must be 'channels_last' or 'channels_first', "
+                         f"got {data_format!r}")
+    return data_format or "channels_last"
+
+
 def _padding(value, who):
     if not isinstance(value, str) or value.lower() not in ("valid", "same"):
         raise ValueError(f"{who}: padding must be 'valid' or 'same', got {value!r}")
@@ -1245,7 +1503,8 @@ class Dense(Layer):
 
 
 class Conv2D(Layer):
-    """2-D convolution over NHWC inputs, kernel ``(kh, kw, in_channels, filters)`` (TF layout)."""
+    """2-D convolution over NHWC inputs (NCHW with ``data_format="channels_first"``), kernel
+    ``(kh, kw, in_channels, filters)`` (TF layout)."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
@@ -1257,7 +1516,7 @@ class Conv2D(Layer):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
-        _channels_last(data_format, "Conv2D")
+        self.data_format = _data_format(data_format, "Conv2D")
         self.filters = _positive_int(filters, "filters", "Conv2D")
         self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
         self.strides = _pair(strides, "strides", "Conv2D")
@@ -1272,9 +1531,12 @@ class Conv2D(Layer):
         self.input_spec = InputSpec(ndim=4)
 
     def build(self, input_shape):
-        in_ch = int(input_shape[-1])
+        first = self.data_format == "channels_first"
+        ch_axis = 1 if first else -1
+        in_ch = int(input_shape[ch_axis])
+        spatial = input_shape[2:4] if first else input_shape[1:3]
         if self.padding == "valid":
-            for size, k, d, axis in zip(input_shape[1:3], self.kernel_size, self.dilation_rate,
+            for size, k, d, axis in zip(spatial, self.kernel_size, self.dilation_rate,
                                         ("height", "width")):
                 if size < (k - 1) * d + 1:
                     raise ValueError(f"Conv2D layer '{self.name}': input {axis} {size} is smaller "
@@ -1286,10 +1548,17 @@ class Conv2D(Layer):
             else None
         self.kernel = kernel
         self.bias = bias
-        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+        self.input_spec = InputSpec(ndim=4, axes={ch_axis: in_ch})
 
     def call(self, inputs):
         from . import nn
+        if self.data_format == "channels_first":
+            y = nn.conv2d(inputs, self.kernel, strides=list(self.strides),
+                          padding=self.padding.upper(), dilations=list(self.dilation_rate),
+                          data_format="NCHW")
+            if self.bias is not None:
+                y = y + _sh.reshape(self.bias, (self.filters, 1, 1))
+            return self.activation(y) if self.activation is not _linear else y
         y = nn.conv2d(inputs, self.kernel, strides=list(self.strides),
                       padding=self.padding.upper(), dilations=list(self.dilation_rate))
         return _bias_activation(self, y)
@@ -1297,7 +1566,8 @@ class Conv2D(Layer):
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "dilation_rate": self.dilation_rate,
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate,
                 "activation": _activation_name(self.activation), "use_bias": self.use_bias}
 
 
@@ -1374,7 +1644,7 @@ class _Pool2D(Layer):
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         who = type(self).__name__
-        _channels_last(data_format, who)
+        self.data_format = _data_format(data_format, who)
         self.pool_size = _pair(pool_size, "pool_size", who)
         self.strides = self.pool_size if strides is None else _pair(strides, "strides", who)
         if min(self.pool_size + self.strides) <= 0:
@@ -1385,7 +1655,8 @@ class _Pool2D(Layer):
     def _check_input(self, x):
         super()._check_input(x)
         if self.padding == "valid" and isinstance(x, Tensor):
-            h, w = x._value.shape[1:3]
+            h, w = x._value.shape[2:4] if self.data_format == "channels_first" else \
+                x._value.shape[1:3]
             if h < self.pool_size[0] or w < self.pool_size[1]:
                 raise ValueError(f"{type(self).__name__} layer '{self.name}': input of shape "
                                  f"{tuple(x._value.shape)} is smaller than the pool "
@@ -1394,21 +1665,25 @@ class _Pool2D(Layer):
     def call(self, inputs):
         from . import nn
         return getattr(nn, self._op)(inputs, ksize=list(self.pool_size),
-                                     strides=list(self.strides), padding=self.padding.upper())
+                                     strides=list(self.strides), padding=self.padding.upper(),
+                                     data_format="NCHW" if self.data_format ==
+                                     "channels_first" else "NHWC")
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
-                "padding": self.padding}
+                "padding": self.padding, "data_format": self.data_format}
 
 
 class MaxPool2D(_Pool2D):
-    """Maximum over ``pool_size`` windows of NHWC inputs."""
+    """Maximum over ``pool_size`` windows of NHWC inputs (NCHW with
+    ``data_format="channels_first"``)."""
 
     _op = "max_pool2d"
 
 
 class AveragePooling2D(_Pool2D):
-    """Mean over ``pool_size`` windows of NHWC inputs."""
+    """Mean over ``pool_size`` windows of NHWC inputs (NCHW with
+    ``data_format="channels_first"``)."""
 
     _op = "avg_pool2d"
 
@@ -1521,11 +1796,33 @@ class Activation(Layer):
         return config
 
 
-class ReLU(Activation):
-    """``max(x, 0)``."""
+class ReLU(Layer):
+    """Keras' ReLU layer: ``x`` above ``threshold``, ``negative_slope * (x - threshold)``
+    below, capped at ``max_value`` (``max(x, 0)`` with the defaults)."""
 
-    def __init__(self, name=None, **kwargs):
-        super().__init__("relu", name=name, **kwargs)
+    supports_masking = True
+
+    autocast = False
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        for what, value, none_ok in (("max_value", max_value, True),
+                                     ("negative_slope", negative_slope, False),
+                                     ("threshold", threshold, False)):
+            if (value is None and not none_ok) or (value is not None and not value >= 0):
+                raise ValueError(f"ReLU: {what} must be a number >= 0"
+                                 f"{' or None' if none_ok else ''}, got {value!r}")
+        self.max_value = None if max_value is None else float(max_value)
+        self.negative_slope = float(negative_slope)
+        self.threshold = float(threshold)
+
+    def call(self, inputs):
+        return _relu(inputs, negative_slope=self.negative_slope, max_value=self.max_value,
+                     threshold=self.threshold)
+
+    def get_config(self):
+        return {**super().get_config(), "max_value": self.max_value,
+                "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
 class Dropout(Layer):
@@ -1776,7 +2073,8 @@ class Embedding(Layer):
 
 
 # recurrent layers (their module builds on Layer)
-from .recurrent import SimpleRNNCell, LSTMCell, GRUCell, RNN, SimpleRNN, LSTM, GRU  # noqa: E402
+from .recurrent import (SimpleRNNCell, LSTMCell, GRUCell, StackedRNNCells, RNN,  # noqa: E402
+                        SimpleRNN, LSTM, GRU)
 from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # noqa: E402
                            UpSampling2D, ZeroPadding2D, Cropping2D, Concatenate, Add, Subtract,
                            Multiply, Average, Maximum, Minimum, Lambda, RepeatVector, Permute,
@@ -1787,4 +2085,18 @@ from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # n
                            SeparableConv2D, SpatialDropout1D, SpatialDropout2D,
                            GaussianDropout, Normalization, Identity, Dot, Attention, Masking,
                            GroupNormalization, UnitNormalization, Resizing, CenterCrop,
-                           RandomFlip, RandomCrop)
+                           RandomFlip, RandomCrop, Conv1DTranspose, UpSampling1D,
+                           ZeroPadding1D, Cropping1D, AlphaDropout, ActivityRegularization,
+                           AdditiveAttention, concatenate, add, subtract, multiply, average,
+                           maximum, minimum, dot)
+
+# Keras' other names for the convolutions
+Convolution1D = Conv1D
+Convolution2D = Conv2D
+Convolution1DTranspose = Conv1DTranspose
+Convolution2DTranspose = Conv2DTranspose
+
+from .layers_3d import (Conv3D, Conv3DTranspose, MaxPooling3D, MaxPool3D,  # noqa: E402
+                        AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D,
+                        GlobalMaxPooling3D, GlobalMaxPool3D, UpSampling3D, ZeroPadding3D,
+                        Cropping3D)

@@ -18,7 +18,10 @@ from .tensor import Tensor, convert_to_tensor
 __all__ = ["LeakyReLU", "ELU", "Softmax", "PReLU", "Conv2DTranspose", "UpSampling2D",
            "ZeroPadding2D", "Cropping2D", "Concatenate", "Add", "Subtract", "Multiply",
            "Average", "Maximum", "Minimum", "Lambda", "RepeatVector", "Permute", "Rescaling",
-           "GaussianNoise", "TimeDistributed", "Bidirectional", "MultiHeadAttention"]
+           "GaussianNoise", "TimeDistributed", "Bidirectional", "MultiHeadAttention",
+           "Conv1DTranspose", "UpSampling1D", "ZeroPadding1D", "Cropping1D", "AlphaDropout",
+           "ActivityRegularization", "AdditiveAttention", "concatenate", "add", "subtract",
+           "multiply", "average", "maximum", "minimum", "dot"]
 
 
 # --- activations as layers ------------------------------------------------------------------
@@ -83,6 +86,8 @@ class PReLU(Layer):
 
     supports_masking = True
 
+    _REGULARIZABLE = {"alpha": "alpha"}
+
     _INITIALIZER_ARGS = {"alpha_initializer": "alpha_initializer"}
 
     def __init__(self, alpha_initializer="zeros", shared_axes=None, name=None, **kwargs):
@@ -133,7 +138,7 @@ class Conv2DTranspose(Layer):
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        who = "Conv2DTranspose"
+        who = type(self).__name__
         _channels_last(data_format, who)
         self.filters = _positive_int(filters, "filters", who)
         self.kernel_size = _pair(kernel_size, "kernel_size", who)
@@ -211,6 +216,135 @@ class UpSampling2D(Layer):
     def get_config(self):
         return {**super().get_config(), "size": self.size,
                 "interpolation": self.interpolation}
+
+
+class Conv1DTranspose(Conv2DTranspose):
+    """The transpose of a 1-D convolution over ``(batch, steps, channels)`` inputs, kernel
+    ``(kernel_size, filters, in_channels)`` as Keras'. Output length: ``in * stride`` with
+    ``"same"``, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``; with
+    ``output_padding`` ``p``, ``(in - 1) * stride + kernel - 2 * pad + p``, as Keras."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 **kwargs):
+        who = "Conv1DTranspose"
+        _channels_last(data_format, who, "NWC")
+        one = (lambda v, what: (1, _one(v, what, who)))
+        if output_padding is not None:
+            op = output_padding[0] if isinstance(output_padding, (list, tuple)) and \
+                len(output_padding) == 1 else output_padding
+            if isinstance(op, bool) or not isinstance(op, (int, np.integer)):
+                raise ValueError(f"{who}: output_padding must be an int, got "
+                                 f"{output_padding!r}")
+            output_padding = (0, int(op))
+        super().__init__(filters, one(kernel_size, "kernel_size"), one(strides, "strides"),
+                         padding, output_padding, None, one(dilation_rate, "dilation_rate"),
+                         activation, use_bias, kernel_initializer, bias_initializer, name=name,
+                         **kwargs)
+        self.input_spec = InputSpec(ndim=3)
+
+    def build(self, input_shape):
+        in_ch = int(input_shape[-1])
+        self.kernel = self.add_weight("kernel", (self.kernel_size[1], self.filters, in_ch),
+                                      self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(ndim=3, axes={-1: in_ch})
+
+    def call(self, inputs):
+        from . import nn
+        n, w, _ = inputs._value.shape
+        out = (n, 1, self._out_size(w, self.kernel_size[1], self.strides[1], 1), self.filters)
+        y = nn.conv2d_transpose(_sh.expand_dims(inputs, 1), _sh.expand_dims(self.kernel, 0),
+                                out, strides=list(self.strides), padding=self.padding.upper())
+        return _bias_activation(self, _sh.squeeze(y, [1]))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(kernel_size=self.kernel_size[1:], strides=self.strides[1:],
+                      output_padding=None if self.output_padding is None
+                      else self.output_padding[1:])
+        return config
+
+
+class UpSampling1D(Layer):
+    """Repeat each step ``size`` times along the time axis of ``(batch, steps, features)``."""
+
+    def __init__(self, size=2, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.size = _positive_int(size, "size", "UpSampling1D")
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs):
+        return _sh.repeat(inputs, self.size, axis=1) if self.size != 1 else inputs
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size}
+
+
+def _one_side_pair(value, who, what):
+    """(before, after) from an int or a pair of non-negative ints."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        pair = (int(value), int(value))
+    else:
+        try:
+            pair = tuple(int(v) for v in value)
+        except TypeError:
+            raise TypeError(f"{who}: {what} must be an int or a pair of ints, got "
+                            f"{value!r}") from None
+        if len(pair) != 2:
+            raise ValueError(f"{who}: {what} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < 0:
+        raise ValueError(f"{who}: {what} must be non-negative, got {value!r}")
+    return pair
+
+
+class ZeroPadding1D(Layer):
+    """Zeros before and after the steps of ``(batch, steps, features)`` inputs
+    (``(batch, features, steps)`` with ``data_format="channels_first"``): ``padding`` an int
+    or ``(before, after)``."""
+
+    def __init__(self, padding=1, data_format=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError(f"ZeroPadding1D: data_format must be 'channels_last' or "
+                             f"'channels_first', got {data_format!r}")
+        self.data_format = data_format or "channels_last"
+        self.padding = _one_side_pair(padding, "ZeroPadding1D", "padding")
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs):
+        pads = [[0, 0], list(self.padding), [0, 0]]
+        if self.data_format == "channels_first":
+            pads = [[0, 0], [0, 0], list(self.padding)]
+        return _sh.pad(inputs, pads)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding,
+                "data_format": self.data_format}
+
+
+class Cropping1D(Layer):
+    """Remove ``cropping`` (an int or ``(start, end)``) steps at the ends of
+    ``(batch, steps, features)`` inputs."""
+
+    def __init__(self, cropping=(1, 1), name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.cropping = _one_side_pair(cropping, "Cropping1D", "cropping")
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs):
+        start, end = self.cropping
+        steps = inputs._value.shape[1]
+        if start + end >= steps:
+            raise ValueError(f"Cropping1D layer '{self.name}': cropping {self.cropping} leaves "
+                             f"nothing of {steps} steps (input shape "
+                             f"{tuple(inputs._value.shape)})")
+        return inputs[:, start:steps - end, :]
+
+    def get_config(self):
+        return {**super().get_config(), "cropping": self.cropping}
 
 
 def _two_sides(value, who, what):
@@ -392,6 +526,48 @@ class Concatenate(_Merge):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+# --- the functional forms of the merge layers (keras.layers.add(...) and the like) -----------
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """``Concatenate(axis=axis, **kwargs)(inputs)``: on symbolic or eager tensors."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def add(inputs, **kwargs):
+    """``Add(**kwargs)(inputs)``: the sum of the inputs."""
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    """``Subtract(**kwargs)(inputs)``: the first input minus the second."""
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    """``Multiply(**kwargs)(inputs)``: the elementwise product of the inputs."""
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    """``Average(**kwargs)(inputs)``: the elementwise mean of the inputs."""
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    """``Maximum(**kwargs)(inputs)``: the elementwise maximum of the inputs."""
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    """``Minimum(**kwargs)(inputs)``: the elementwise minimum of the inputs."""
+    return Minimum(**kwargs)(inputs)
+
+
+def dot(inputs, axes=-1, **kwargs):
+    """``Dot(axes=axes, **kwargs)(inputs)`` (``normalize=True``: cosine similarity)."""
+    return Dot(axes=axes, **kwargs)(inputs)
 
 
 # --- small utilities --------------------------------------------------------------------------
@@ -1097,6 +1273,75 @@ class GaussianDropout(Layer):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
 
 
+class AlphaDropout(Layer):
+    """Dropout that keeps the mean and variance of SELU activations, as Keras': when
+    training, dropped values are set to ``-scale * alpha`` of SELU and the result is
+    ``a * x + b`` with ``a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5`` and
+    ``b = -a * alpha_p * rate``; the identity otherwise. ``noise_shape``: the shape of the
+    drop pattern (``None`` entries take the input's size)."""
+
+    supports_masking = True
+
+    autocast = False
+
+    def __init__(self, rate, noise_shape=None, seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"AlphaDropout: rate must be a float in [0, 1), got {rate!r}")
+        self.rate = float(rate)
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0:
+            return inputs
+        from . import random
+        shape = tuple(inputs._value.shape)
+        if self.noise_shape is not None:
+            if len(self.noise_shape) != len(shape):
+                raise ValueError(f"AlphaDropout layer '{self.name}': noise_shape "
+                                 f"{self.noise_shape} does not match inputs of shape {shape}")
+            shape = tuple(s if d is None else int(d) for d, s in zip(self.noise_shape, shape))
+        dtype = inputs._value.dtype
+        gen = self._seeded_generator(inputs._device)
+        u = gen.uniform(shape, dtype=dtype) if gen is not None else random.uniform(
+            shape, dtype=dtype)
+        kept = _core.cast(_m.greater_equal(u, self.rate), dtype)
+        alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        x = inputs * kept + alpha_p * (1.0 - kept)
+        return a * x + b
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed,
+                "noise_shape": None if self.noise_shape is None else list(self.noise_shape)}
+
+
+class ActivityRegularization(Layer):
+    """The identity, adding ``l1 * sum(|x|) + l2 * sum(x ** 2)`` of its output (divided by
+    the batch size, as every activity regularizer) to :attr:`losses`."""
+
+    supports_masking = True
+
+    def __init__(self, l1=0.0, l2=0.0, name=None, **kwargs):
+        if "activity_regularizer" in kwargs:
+            raise TypeError("ActivityRegularization: give l1= and l2=, not "
+                            "activity_regularizer=")
+        from .regularizers import L1L2
+        super().__init__(name=name, activity_regularizer=L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1 = float(l1)
+        self.l2 = float(l2)
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("activity_regularizer", None)
+        return {**config, "l1": self.l1, "l2": self.l2}
+
+
 # --- preprocessing and plumbing ----------------------------------------------------------------
 
 class Normalization(Layer):
@@ -1305,12 +1550,11 @@ class Attention(Layer):
              use_causal_mask=False):
         from . import nn
         from .ops.core import cast
-        from .ops.math import logical_and, tanh
+        from .ops.math import logical_and
         from .ops.linalg import matmul
-        from .ops.reduce import reduce_sum
         if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
-            raise ValueError(f"Attention layer '{self.name}': call it on [query, value] or "
-                             "[query, value, key]")
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': call it on [query, "
+                             "value] or [query, value, key]")
         inputs = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
         q, v = inputs[0], inputs[1]
         k = inputs[2] if len(inputs) == 3 else v
@@ -1318,15 +1562,7 @@ class Attention(Layer):
             if t._value.ndim != 3:
                 raise ValueError(f"Attention layer '{self.name}': the {label} must be "
                                  f"(batch, time, dim), got shape {tuple(t.shape)}")
-        if self.score_mode == "dot":
-            scores = matmul(q, k, transpose_b=True)
-            if self.scale is not None:
-                scores = scores * self.scale
-        else:
-            s = _sh.expand_dims(q, 2) + _sh.expand_dims(k, 1)
-            if self.scale is not None:
-                s = s * self.scale
-            scores = self.concat_score_weight * reduce_sum(tanh(s), axis=-1)
+        scores = self._scores(q, k)
         tq, tv = int(q._value.shape[1]), int(v._value.shape[1])
         keep = None
         q_mask = v_mask = None
@@ -1355,12 +1591,64 @@ class Attention(Layer):
                              out._value.dtype)
         return (out, attn) if return_attention_scores else out
 
+    def _scores(self, q, k):
+        """``[batch, Tq, Tv]`` attention scores of the queries against the keys."""
+        from .ops.linalg import matmul
+        from .ops.math import tanh
+        from .ops.reduce import reduce_sum
+        if self.score_mode == "dot":
+            scores = matmul(q, k, transpose_b=True)
+            if self.scale is not None:
+                scores = scores * self.scale
+            return scores
+        s = _sh.expand_dims(q, 2) + _sh.expand_dims(k, 1)
+        if self.scale is not None:
+            s = s * self.scale
+        return self.concat_score_weight * reduce_sum(tanh(s), axis=-1)
+
     def compute_mask(self, inputs, mask=None):
         return mask[0] if isinstance(mask, (list, tuple)) and mask else None
 
     def get_config(self):
         return {**super().get_config(), "use_scale": self.use_scale,
-                "score_mode": self.score_mode, "dropout": self.dropout}
+                "score_mode": self.score_mode, "dropout": self.dropout, "seed": self.seed}
+
+
+class AdditiveAttention(Attention):
+    """Additive (Bahdanau) attention, as Keras' ``AdditiveAttention``: scores
+    ``sum(scale * tanh(query[:, :, None] + key[:, None]), axis=-1)`` with a learned ``scale``
+    per feature (``use_scale``, initialized ``glorot_uniform``; 1 without it); then as
+    :class:`Attention` (masks, ``return_attention_scores``, ``dropout``)."""
+
+    def __init__(self, use_scale=True, dropout=0.0, seed=None, name=None, **kwargs):
+        super().__init__(use_scale=use_scale, dropout=dropout, seed=seed, name=name,
+                         **kwargs)
+
+    def build(self, input_shape):
+        dim = input_shape[0][-1] if isinstance(input_shape, (list, tuple)) and \
+            isinstance(input_shape[0], (list, tuple)) else None
+        if dim is None:
+            raise ValueError(f"AdditiveAttention layer '{self.name}': call it on [query, "
+                             "value] or [query, value, key]")
+        if self.use_scale:
+            self.scale = self.add_weight("scale", (int(dim),), "glorot_uniform")
+
+    def _scores(self, q, k):
+        from .ops.math import tanh
+        from .ops.reduce import reduce_sum
+        if q._value.shape[-1] != k._value.shape[-1]:
+            raise ValueError(f"AdditiveAttention layer '{self.name}': the query has "
+                             f"{q._value.shape[-1]} features, the key "
+                             f"{k._value.shape[-1]}")
+        s = tanh(_sh.expand_dims(q, 2) + _sh.expand_dims(k, 1))
+        if self.scale is not None:
+            s = s * self.scale
+        return reduce_sum(s, axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["score_mode"]
+        return config
 
 
 # --- more normalizations -------------------------------------------------------------------

@@ -6,8 +6,13 @@
 A loss object computes one value per sample (the mean over the last axis for the regression
 losses, the cross-entropy over the class axis for the classification ones) and reduces them:
 ``reduction="sum_over_batch_size"`` (the default; sum divided by the number of per-sample
-values), ``"sum"``, or ``"none"``/``None`` (the per-sample values). ``sample_weight``
-multiplies the per-sample values before the reduction. ``y_true`` is cast to ``y_pred``'s
+values; ``"mean"`` is the same), ``"sum"``, ``"mean_with_sample_weight"`` (sum divided by
+the sum of the sample weights) or ``"none"``/``None`` (the per-sample values).
+``sample_weight`` multiplies the per-sample values before the reduction; as in Keras 3, a
+trailing axis of 1 is squeezed, or added to rank-1 weights, and the product broadcasts as any
+product does (so ``(N,)`` weights of ``(N, T)`` per-sample values weigh the last axis, and
+need ``N == T``). ``y_true`` and ``y_pred`` ranks are matched the same way: ``(N,)`` labels
+beside ``(N, 1)`` predictions give one value per sample. ``y_true`` is cast to ``y_pred``'s
 dtype. The function forms (``gt.losses.mean_squared_error`` ...) return the per-sample
 values. Everything is built from gradtape ops, so losses are differentiable on any device;
 the cross-entropies with ``from_logits=True`` use the numerically stable fused ops of
@@ -25,11 +30,19 @@ from .ops import reduce as _r
 from .ops import shape as _sh
 from .tensor import Tensor, convert_to_tensor
 
-__all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber",
-           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
-           "mean_squared_error", "mean_absolute_error", "huber", "binary_crossentropy",
-           "categorical_crossentropy", "sparse_categorical_crossentropy", "mse", "mae", "MSE",
-           "MAE", "get", "serialize", "deserialize", "Reduction"]
+__all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "CosineSimilarity",
+           "Huber", "LogCosh", "Hinge", "SquaredHinge", "CategoricalHinge", "KLDivergence",
+           "Poisson", "BinaryCrossentropy", "BinaryFocalCrossentropy", "CategoricalCrossentropy",
+           "CategoricalFocalCrossentropy", "SparseCategoricalCrossentropy",
+           "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
+           "mean_squared_logarithmic_error", "cosine_similarity", "huber", "log_cosh",
+           "logcosh", "hinge", "squared_hinge", "categorical_hinge", "kl_divergence", "kld",
+           "KLD", "kullback_leibler_divergence", "poisson", "binary_crossentropy",
+           "binary_focal_crossentropy", "categorical_crossentropy",
+           "categorical_focal_crossentropy", "sparse_categorical_crossentropy", "mse", "mae",
+           "mape", "msle", "MSE", "MAE", "MAPE", "MSLE", "get", "serialize", "deserialize",
+           "Reduction"]
 
 #: Keras' fuzz factor: probabilities are clipped to [EPSILON, 1 - EPSILON] before a log.
 EPSILON = 1e-7
@@ -41,11 +54,14 @@ class Reduction:
     NONE = "none"
     SUM = "sum"
     SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+    MEAN = "mean"
+    MEAN_WITH_SAMPLE_WEIGHT = "mean_with_sample_weight"
     AUTO = "auto"
 
     @classmethod
     def all(cls):
-        return (cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE, cls.AUTO)
+        return (cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE, cls.MEAN,
+                cls.MEAN_WITH_SAMPLE_WEIGHT, cls.AUTO)
 
 
 def _check_reduction(reduction, who):
@@ -96,14 +112,28 @@ def _target_like(y_true, y_pred: Tensor, who, dtype=None) -> Tensor:
         return convert_to_tensor(host.astype(dt, copy=False))
 
 
+def _squeeze_or_expand(x1: Tensor, x2: Tensor, expand_rank_1=True):
+    """Keras 3's ``squeeze_or_expand_to_same_rank``: where the ranks differ by one and the
+    higher-rank tensor ends in an axis of 1, that axis is dropped, or, when the other tensor
+    has rank 1 (``expand_rank_1``), the other gets a trailing axis of 1 (so ``(N,)`` labels
+    beside ``(N, 1)`` predictions give one value per sample)."""
+    r1, r2 = x1._value.ndim, x2._value.ndim
+    if r1 == r2 + 1 and x1._value.shape[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = _sh.expand_dims(x2, -1)
+        else:
+            x1 = _sh.squeeze(x1, axis=-1)
+    elif r2 == r1 + 1 and x2._value.shape[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = _sh.expand_dims(x1, -1)
+        else:
+            x2 = _sh.squeeze(x2, axis=-1)
+    return x1, x2
+
+
 def _match_ranks(y_true: Tensor, y_pred: Tensor, who):
-    """Keras' squeeze-or-expand: drop or add a trailing axis of size 1 so ranks agree, then
-    require shapes that broadcast to ``y_pred``'s."""
-    rt, rp = y_true._value.ndim, y_pred._value.ndim
-    if rt == rp + 1 and y_true._value.shape[-1] == 1:
-        y_true = _sh.squeeze(y_true, axis=-1)
-    elif rp == rt + 1 and y_pred._value.shape[-1] == 1:
-        y_pred = _sh.squeeze(y_pred, axis=-1)
+    """:func:`_squeeze_or_expand`, then require shapes that broadcast together."""
+    y_true, y_pred = _squeeze_or_expand(y_true, y_pred)
     st, sp = tuple(y_true._value.shape), tuple(y_pred._value.shape)
     try:
         np.broadcast_shapes(st, sp)
@@ -113,54 +143,86 @@ def _match_ranks(y_true: Tensor, y_pred: Tensor, who):
     return y_true, y_pred
 
 
-def _reduce(values: Tensor, sample_weight, reduction, who) -> Tensor:
+def _reduce(values: Tensor, sample_weight, reduction, who, mask=None) -> Tensor:
+    """Keras 3's ``reduce_weighted_values``: a mask (of the per-sample values) becomes a
+    weight, scaled by ``size / kept`` for the mean reductions; the weights are squeezed or
+    expanded to the values' rank and multiply them (broadcasting as any product does); then
+    the reduction."""
+    if mask is not None:
+        m = _core.cast(mask, values._value.dtype)
+        if reduction in (Reduction.SUM_OVER_BATCH_SIZE, Reduction.MEAN):
+            kept = _r.reduce_sum(m)
+            m = m * _m.divide_no_nan(_core.ones_like(kept) * float(m._value.size), kept)
+        if sample_weight is None:
+            sample_weight = m
+        else:
+            sw = _target_like(sample_weight, values, who)
+            m, sw = _squeeze_or_expand(m, sw)
+            sample_weight = sw * m
     if sample_weight is not None:
         sw = _target_like(sample_weight, values, who)
-        rw, rv = sw._value.ndim, values._value.ndim
-        if rw == rv + 1 and sw._value.shape[-1] == 1:
-            sw = _sh.squeeze(sw, axis=-1)
-        while sw._value.ndim < rv and tuple(sw._value.shape) == tuple(values._value.shape[:sw._value.ndim]):
-            sw = _sh.expand_dims(sw, -1)
+        given = tuple(sw._value.shape)
+        values, sw = _squeeze_or_expand(values, sw)
         try:
             np.broadcast_shapes(tuple(sw._value.shape), tuple(values._value.shape))
         except ValueError:
-            raise ValueError(f"{who}: sample_weight of shape {tuple(sw._value.shape)} does not "
-                             f"fit the per-sample losses of shape "
-                             f"{tuple(values._value.shape)}") from None
+            raise ValueError(f"{who}: sample_weight of shape {given} does not fit the "
+                             f"per-sample losses of shape {tuple(values._value.shape)}"
+                             ) from None
         values = values * sw
-    if reduction == Reduction.NONE:
+        sample_weight = sw
+    if reduction == Reduction.NONE or values._value.ndim == 0 or \
+            tuple(values._value.shape) == (0,):
         return values
     total = _r.reduce_sum(values)
     if reduction == Reduction.SUM:
         return total
+    if reduction == Reduction.MEAN_WITH_SAMPLE_WEIGHT and sample_weight is not None:
+        return _m.divide_no_nan(total, _r.reduce_sum(sample_weight))
     n = int(values._value.size)
     return total / n if n else total
 
 
 # --- per-sample functions -----------------------------------------------------------------------
 
+def _pair(y_true, y_pred, who):
+    """``(y_true, y_pred)`` as tensors of ``y_pred``'s float dtype, ranks matched as Keras."""
+    y_pred = _prediction(y_pred, who)
+    y_true = _target_like(y_true, y_pred, who)
+    return _match_ranks(y_true, y_pred, who)
+
+
 def mean_squared_error(y_true, y_pred) -> Tensor:
     """``mean(square(y_pred - y_true), axis=-1)``."""
-    y_pred = _prediction(y_pred, "mean_squared_error")
-    y_true = _target_like(y_true, y_pred, "mean_squared_error")
-    y_true, y_pred = _match_ranks(y_true, y_pred, "mean_squared_error")
+    y_true, y_pred = _pair(y_true, y_pred, "mean_squared_error")
     return _r.reduce_mean(_m.squared_difference(y_pred, y_true), axis=-1)
 
 
 def mean_absolute_error(y_true, y_pred) -> Tensor:
     """``mean(abs(y_pred - y_true), axis=-1)``."""
-    y_pred = _prediction(y_pred, "mean_absolute_error")
-    y_true = _target_like(y_true, y_pred, "mean_absolute_error")
-    y_true, y_pred = _match_ranks(y_true, y_pred, "mean_absolute_error")
+    y_true, y_pred = _pair(y_true, y_pred, "mean_absolute_error")
     return _r.reduce_mean(_m.abs(y_pred - y_true), axis=-1)
+
+
+def mean_absolute_percentage_error(y_true, y_pred) -> Tensor:
+    """``100 * mean(abs((y_true - y_pred) / maximum(abs(y_true), 1e-7)), axis=-1)``."""
+    y_true, y_pred = _pair(y_true, y_pred, "mean_absolute_percentage_error")
+    diff = _m.abs((y_true - y_pred) / _m.maximum(_m.abs(y_true), EPSILON))
+    return 100.0 * _r.reduce_mean(diff, axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true, y_pred) -> Tensor:
+    """``mean(square(log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1)), axis=-1)``."""
+    y_true, y_pred = _pair(y_true, y_pred, "mean_squared_logarithmic_error")
+    first = _m.log(_m.maximum(y_pred, EPSILON) + 1.0)
+    second = _m.log(_m.maximum(y_true, EPSILON) + 1.0)
+    return _r.reduce_mean(_m.square(first - second), axis=-1)
 
 
 def huber(y_true, y_pred, delta=1.0) -> Tensor:
     """Mean over the last axis of ``0.5 e^2`` where ``|e| <= delta`` and
     ``delta |e| - 0.5 delta^2`` elsewhere, ``e = y_pred - y_true``."""
-    y_pred = _prediction(y_pred, "huber")
-    y_true = _target_like(y_true, y_pred, "huber")
-    y_true, y_pred = _match_ranks(y_true, y_pred, "huber")
+    y_true, y_pred = _pair(y_true, y_pred, "huber")
     delta = float(delta)
     error = y_pred - y_true
     abs_error = _m.abs(error)
@@ -169,9 +231,80 @@ def huber(y_true, y_pred, delta=1.0) -> Tensor:
     return _r.reduce_mean(_m.where(abs_error <= delta, quadratic, linear), axis=-1)
 
 
+def log_cosh(y_true, y_pred) -> Tensor:
+    """``mean(log(cosh(y_pred - y_true)), axis=-1)``, computed as
+    ``x + softplus(-2 x) - log(2)`` (no overflow for large errors)."""
+    y_true, y_pred = _pair(y_true, y_pred, "log_cosh")
+    x = y_pred - y_true
+    return _r.reduce_mean(x + _m.softplus(x * -2.0) - float(np.log(2.0)), axis=-1)
+
+
+def _l2_normalize(x: Tensor, axis) -> Tensor:
+    """Keras' ``normalize``: ``x * minimum(rsqrt(sum(x^2)), 1 / 1e-7)``."""
+    inv = _m.rsqrt(_r.reduce_sum(_m.square(x), axis=axis, keepdims=True))
+    return x * _m.minimum(inv, 1.0 / EPSILON)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1) -> Tensor:
+    """``-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)``: -1 for vectors of one
+    direction, 0 where either is zero."""
+    y_true, y_pred = _pair(y_true, y_pred, "cosine_similarity")
+    return -_r.reduce_sum(_l2_normalize(y_true, axis) * _l2_normalize(y_pred, axis), axis=axis)
+
+
+def kl_divergence(y_true, y_pred) -> Tensor:
+    """``sum(y_true * log(y_true / y_pred), axis=-1)``, both clipped to ``[1e-7, 1]``."""
+    y_true, y_pred = _pair(y_true, y_pred, "kl_divergence")
+    y_true = _m.clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = _m.clip_by_value(y_pred, EPSILON, 1.0)
+    return _r.reduce_sum(y_true * _m.log(y_true / y_pred), axis=-1)
+
+
+def poisson(y_true, y_pred) -> Tensor:
+    """``mean(y_pred - y_true * log(y_pred + 1e-7), axis=-1)``."""
+    y_true, y_pred = _pair(y_true, y_pred, "poisson")
+    return _r.reduce_mean(y_pred - y_true * _m.log(y_pred + EPSILON), axis=-1)
+
+
+def _hinge_labels(y_true: Tensor) -> Tensor:
+    """Labels that are all 0 or 1 become -1 or 1 (decided on the device, no host read)."""
+    binary = _r.reduce_all(_m.logical_or(_m.equal(y_true, 0.0), _m.equal(y_true, 1.0)))
+    return _m.where(binary, 2.0 * y_true - 1.0, y_true)
+
+
+def hinge(y_true, y_pred) -> Tensor:
+    """``mean(maximum(1 - y_true * y_pred, 0), axis=-1)``; 0/1 labels become -1/1."""
+    y_true, y_pred = _pair(y_true, y_pred, "hinge")
+    y_true = _hinge_labels(y_true)
+    return _r.reduce_mean(_m.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+
+
+def squared_hinge(y_true, y_pred) -> Tensor:
+    """``mean(square(maximum(1 - y_true * y_pred, 0)), axis=-1)``; 0/1 labels become -1/1."""
+    y_true, y_pred = _pair(y_true, y_pred, "squared_hinge")
+    y_true = _hinge_labels(y_true)
+    return _r.reduce_mean(_m.square(_m.maximum(1.0 - y_true * y_pred, 0.0)), axis=-1)
+
+
+def categorical_hinge(y_true, y_pred) -> Tensor:
+    """``maximum(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0)`` over the last
+    axis."""
+    y_true, y_pred = _pair(y_true, y_pred, "categorical_hinge")
+    pos = _r.reduce_sum(y_true * y_pred, axis=-1)
+    neg = _r.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    return _m.maximum(neg - pos + 1.0, 0.0)
+
+
 def _nn():
     from . import nn
     return nn
+
+
+def _bce_elements(y_true, y_pred, from_logits):
+    if from_logits:
+        return _nn().sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    p = _m.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    return -(y_true * _m.log(p) + (1.0 - y_true) * _m.log(1.0 - p))
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
@@ -179,19 +312,48 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
     """Mean over ``axis`` of the binary cross-entropy; ``y_pred`` holds probabilities
     (clipped to ``[1e-7, 1 - 1e-7]``) or, with ``from_logits``, logits."""
     who = "binary_crossentropy"
-    y_pred = _prediction(y_pred, who)
-    y_true = _target_like(y_true, y_pred, who)
-    y_true, y_pred = _match_ranks(y_true, y_pred, who)
+    y_true, y_pred = _pair(y_true, y_pred, who)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if tuple(y_true._value.shape) != tuple(y_pred._value.shape):
+        y_true = _core.broadcast_to(y_true, tuple(y_pred._value.shape))
+    return _r.reduce_mean(_bce_elements(y_true, y_pred, from_logits), axis=axis)
+
+
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25,
+                              gamma=2.0, from_logits=False, label_smoothing=0.0,
+                              axis=-1) -> Tensor:
+    """The binary cross-entropy times ``(1 - p_t) ** gamma`` (``p_t`` the probability given
+    to the true class), and with ``apply_class_balancing`` times ``alpha`` for class 1 and
+    ``1 - alpha`` for class 0; the mean over ``axis``."""
+    who = "binary_focal_crossentropy"
+    y_true, y_pred = _pair(y_true, y_pred, who)
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if tuple(y_true._value.shape) != tuple(y_pred._value.shape):
         y_true = _core.broadcast_to(y_true, tuple(y_pred._value.shape))
     if from_logits:
-        per_element = _nn().sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    else:
-        p = _m.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
-        per_element = -(y_true * _m.log(p) + (1.0 - y_true) * _m.log(1.0 - p))
-    return _r.reduce_mean(per_element, axis=axis)
+        y_pred = _m.sigmoid(y_pred)
+    bce = _bce_elements(y_true, y_pred, False)
+    p_t = y_true * y_pred + (1.0 - y_true) * (1.0 - y_pred)
+    focal = _m.pow(1.0 - p_t, float(gamma)) * bce
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1.0 - y_true) * (1.0 - alpha)) * focal
+    return _r.reduce_mean(focal, axis=axis)
+
+
+def _smooth_categorical(y_true, label_smoothing, axis):
+    if label_smoothing:
+        num_classes = y_true._value.shape[axis]
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / num_classes
+    return y_true
+
+
+def _same_shape(y_true, y_pred, who):
+    if tuple(y_true._value.shape) != tuple(y_pred._value.shape):
+        raise ValueError(f"{who}: y_true of shape {tuple(y_true._value.shape)} and y_pred of "
+                         f"shape {tuple(y_pred._value.shape)} must have the same shape (one-hot "
+                         "labels); for integer labels use sparse_categorical_crossentropy")
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
@@ -201,13 +363,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     who = "categorical_crossentropy"
     y_pred = _prediction(y_pred, who)
     y_true = _target_like(y_true, y_pred, who)
-    if tuple(y_true._value.shape) != tuple(y_pred._value.shape):
-        raise ValueError(f"{who}: y_true of shape {tuple(y_true._value.shape)} and y_pred of "
-                         f"shape {tuple(y_pred._value.shape)} must have the same shape (one-hot "
-                         "labels); for integer labels use sparse_categorical_crossentropy")
-    if label_smoothing:
-        num_classes = y_true._value.shape[axis]
-        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / num_classes
+    _same_shape(y_true, y_pred, who)
+    y_true = _smooth_categorical(y_true, label_smoothing, axis)
     if from_logits:
         return _nn().softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred, axis=axis)
     p = y_pred / _r.reduce_sum(y_pred, axis=axis, keepdims=True)
@@ -215,9 +372,33 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return -_r.reduce_sum(y_true * _m.log(p), axis=axis)
 
 
-def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1) -> Tensor:
+def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False,
+                                   label_smoothing=0.0, axis=-1) -> Tensor:
+    """``sum(alpha * (1 - p) ** gamma * -y_true * log(p), axis)`` with ``p`` the renormalised
+    probabilities clipped to ``[1e-7, 1 - 1e-7]`` (the softmax of logits with
+    ``from_logits``); ``alpha`` a float or one per class."""
+    who = "categorical_focal_crossentropy"
+    y_pred = _prediction(y_pred, who)
+    y_true = _target_like(y_true, y_pred, who)
+    _same_shape(y_true, y_pred, who)
+    y_true = _smooth_categorical(y_true, label_smoothing, axis)
+    if from_logits:
+        y_pred = _nn().softmax(y_pred, axis=axis)
+    p = y_pred / _r.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = _m.clip_by_value(p, EPSILON, 1.0 - EPSILON)
+    cce = -y_true * _m.log(p)
+    if isinstance(alpha, (list, tuple, np.ndarray)):
+        alpha = _target_like(np.asarray(alpha, np.float64), y_pred, who)
+    weight = _m.pow(1.0 - p, float(gamma)) * alpha
+    return _r.reduce_sum(weight * cce, axis=axis)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None,
+                                    axis=-1) -> Tensor:
     """Cross-entropy between integer class ids ``y_true`` and ``y_pred`` (probabilities, or
-    logits with ``from_logits``) over the last axis."""
+    logits with ``from_logits``) over the last axis. With ``ignore_class``, labels equal to
+    it give 0 and no gradient, and the result carries a Keras mask of the kept entries (a
+    loss object then averages over those alone)."""
     who = "sparse_categorical_crossentropy"
     y_pred = _prediction(y_pred, who)
     nd = y_pred._value.ndim
@@ -236,12 +417,26 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1) 
         raise ValueError(f"{who}: labels of shape {tuple(y_true._value.shape)} do not fit "
                          f"y_pred of shape {tuple(y_pred._value.shape)}; expected labels of "
                          f"shape {tuple(y_pred._value.shape[:-1])}")
+    valid = None
+    if ignore_class is not None:
+        valid = _m.not_equal(y_true, int(ignore_class))
+        y_true = _m.where(valid, y_true, _core.zeros_like(y_true))
+        y_pred = _m.where(_sh.expand_dims(valid, -1), y_pred, _core.zeros_like(y_pred))
     logits = y_pred if from_logits else _m.log(_m.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
-    return _nn().sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=logits)
+    res = _nn().sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=logits)
+    if valid is not None:
+        res = _m.where(valid, res, _core.zeros_like(res))
+        from .layers import set_mask
+        set_mask(res, valid)
+    return res
 
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
 
 
 # --- loss objects ----------------------------------------------------------------------------
@@ -249,7 +444,9 @@ mae = MAE = mean_absolute_error
 class Loss(_config.Configurable):
     """Base class: ``loss(y_true, y_pred, sample_weight=None)`` returns the reduced loss.
 
-    Subclasses implement :meth:`call` returning per-sample values.
+    Subclasses implement :meth:`call` returning per-sample values. A Keras mask on those
+    values (``SparseCategoricalCrossentropy(ignore_class=...)``) weighs them as Keras 3
+    does: the mean reductions then average over the kept entries.
     """
 
     def __init__(self, reduction="sum_over_batch_size", name=None, dtype=None):
@@ -266,7 +463,11 @@ class Loss(_config.Configurable):
         if self.dtype is not None and y_pred._value.dtype != np.dtype(self.dtype):
             y_pred = _core.cast(y_pred, self.dtype)
         values = self.call(y_true, y_pred)
-        return _reduce(values, sample_weight, self.reduction, who)
+        mask = None
+        if isinstance(values, Tensor):
+            from .layers import get_mask
+            mask = get_mask(values)
+        return _reduce(values, sample_weight, self.reduction, who, mask=mask)
 
     def get_config(self) -> dict:
         return {"name": self.name, "reduction": self.reduction}
@@ -276,7 +477,9 @@ class Loss(_config.Configurable):
 
 
 class LossFunctionWrapper(Loss):
-    """A loss object around a per-sample function ``fn(y_true, y_pred, **kwargs)``."""
+    """A loss object around a per-sample function ``fn(y_true, y_pred, **kwargs)``; as in
+    Keras 3, the ranks of ``y_true`` and ``y_pred`` are matched first (a trailing axis of 1
+    squeezed, or added to a rank-1 tensor)."""
 
     def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
         super().__init__(reduction=reduction, name=name or getattr(fn, "__name__", None),
@@ -285,30 +488,74 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
+        if isinstance(y_pred, Tensor) and not isinstance(y_true, (list, tuple, dict)):
+            y_true = _target_like(y_true, y_pred, type(self).__name__,
+                                  dtype=_label_dtype(y_true, y_pred))
+            y_true, y_pred = _squeeze_or_expand(y_true, y_pred)
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}
 
 
-class MeanSquaredError(LossFunctionWrapper):
+def _label_dtype(y_true, y_pred):
+    """The dtype ``y_true`` keeps before the function sees it: integer labels stay integers
+    (sparse labels), everything else takes ``y_pred``'s float dtype."""
+    dt = getattr(y_true, "dtype", None)
+    if isinstance(y_true, Tensor):
+        dt = y_true._value.dtype
+    elif dt is None:
+        dt = np.asarray(y_true).dtype
+    dt = np.dtype(getattr(dt, "np", dt))
+    return dt if dt.kind in "iu" else y_pred._value.dtype
+
+
+class _Plain(LossFunctionWrapper):
+    """A wrapper whose config is the base one (the function is fixed by the class)."""
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class MeanSquaredError(_Plain):
     """Mean of squared errors over the last axis, then reduced over the batch."""
 
     def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error", dtype=None):
         super().__init__(mean_squared_error, reduction=reduction, name=name, dtype=dtype)
 
-    def get_config(self):
-        return Loss.get_config(self)
 
-
-class MeanAbsoluteError(LossFunctionWrapper):
+class MeanAbsoluteError(_Plain):
     """Mean of absolute errors over the last axis, then reduced over the batch."""
 
     def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error", dtype=None):
         super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
 
-    def get_config(self):
-        return Loss.get_config(self)
+
+class MeanAbsolutePercentageError(_Plain):
+    """``100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7))`` over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error",
+                 dtype=None):
+        super().__init__(mean_absolute_percentage_error, reduction=reduction, name=name,
+                         dtype=dtype)
+
+
+class MeanSquaredLogarithmicError(_Plain):
+    """Mean squared difference of ``log(1 + x)`` over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_logarithmic_error",
+                 dtype=None):
+        super().__init__(mean_squared_logarithmic_error, reduction=reduction, name=name,
+                         dtype=dtype)
+
+
+class CosineSimilarity(LossFunctionWrapper):
+    """Negative cosine similarity along ``axis``."""
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity",
+                 dtype=None):
+        super().__init__(cosine_similarity, reduction=reduction, name=name, dtype=dtype,
+                         axis=axis)
 
 
 class Huber(LossFunctionWrapper):
@@ -319,6 +566,50 @@ class Huber(LossFunctionWrapper):
         if delta <= 0:
             raise ValueError(f"Huber: delta must be > 0, got {delta}")
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=float(delta))
+
+
+class LogCosh(_Plain):
+    """Mean of ``log(cosh(y_pred - y_true))`` over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None):
+        super().__init__(log_cosh, reduction=reduction, name=name, dtype=dtype)
+
+
+class Hinge(_Plain):
+    """Mean of ``maximum(1 - y_true * y_pred, 0)`` over the last axis (0/1 labels become
+    -1/1)."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="hinge", dtype=None):
+        super().__init__(hinge, reduction=reduction, name=name, dtype=dtype)
+
+
+class SquaredHinge(_Plain):
+    """Mean of ``square(maximum(1 - y_true * y_pred, 0))`` over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="squared_hinge", dtype=None):
+        super().__init__(squared_hinge, reduction=reduction, name=name, dtype=dtype)
+
+
+class CategoricalHinge(_Plain):
+    """``maximum(neg - pos + 1, 0)`` for one-hot labels."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="categorical_hinge", dtype=None):
+        super().__init__(categorical_hinge, reduction=reduction, name=name, dtype=dtype)
+
+
+class KLDivergence(_Plain):
+    """Kullback-Leibler divergence ``sum(y_true * log(y_true / y_pred))`` over the last
+    axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
+
+
+class Poisson(_Plain):
+    """Mean of ``y_pred - y_true * log(y_pred + 1e-7)`` over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None):
+        super().__init__(poisson, reduction=reduction, name=name, dtype=dtype)
 
 
 class BinaryCrossentropy(LossFunctionWrapper):
@@ -332,6 +623,28 @@ class BinaryCrossentropy(LossFunctionWrapper):
                          from_logits=bool(from_logits), label_smoothing=float(label_smoothing),
                          axis=axis)
         self.from_logits = bool(from_logits)
+        self.label_smoothing = float(label_smoothing)
+        self.axis = axis
+
+
+class BinaryFocalCrossentropy(LossFunctionWrapper):
+    """Binary focal cross-entropy (Lin et al.): ``(1 - p_t) ** gamma`` times the binary
+    cross-entropy, with ``apply_class_balancing`` also ``alpha`` / ``1 - alpha``."""
+
+    def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
+                 label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="binary_focal_crossentropy", dtype=None):
+        _check_smoothing(label_smoothing, "BinaryFocalCrossentropy")
+        super().__init__(binary_focal_crossentropy, reduction=reduction, name=name, dtype=dtype,
+                         apply_class_balancing=bool(apply_class_balancing), alpha=alpha,
+                         gamma=gamma, from_logits=bool(from_logits),
+                         label_smoothing=float(label_smoothing), axis=axis)
+        self.from_logits = bool(from_logits)
+        self.label_smoothing = float(label_smoothing)
+        self.axis = axis
+        self.apply_class_balancing = bool(apply_class_balancing)
+        self.alpha = alpha
+        self.gamma = gamma
 
 
 class CategoricalCrossentropy(LossFunctionWrapper):
@@ -344,16 +657,44 @@ class CategoricalCrossentropy(LossFunctionWrapper):
                          from_logits=bool(from_logits), label_smoothing=float(label_smoothing),
                          axis=axis)
         self.from_logits = bool(from_logits)
+        self.label_smoothing = float(label_smoothing)
+        self.axis = axis
+
+
+class CategoricalFocalCrossentropy(LossFunctionWrapper):
+    """Categorical focal cross-entropy: ``alpha * (1 - p) ** gamma`` times the
+    cross-entropy of each class."""
+
+    def __init__(self, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="categorical_focal_crossentropy",
+                 dtype=None):
+        _check_smoothing(label_smoothing, "CategoricalFocalCrossentropy")
+        super().__init__(categorical_focal_crossentropy, reduction=reduction, name=name,
+                         dtype=dtype, alpha=alpha, gamma=gamma, from_logits=bool(from_logits),
+                         label_smoothing=float(label_smoothing), axis=axis)
+        self.from_logits = bool(from_logits)
+        self.label_smoothing = float(label_smoothing)
+        self.axis = axis
+        self.alpha = alpha
+        self.gamma = gamma
 
 
 class SparseCategoricalCrossentropy(LossFunctionWrapper):
-    """Cross-entropy for integer class labels (``from_logits``)."""
+    """Cross-entropy for integer class labels (``from_logits``; ``ignore_class``: entries
+    with that label count neither in the sum nor in the mean's divisor)."""
 
-    def __init__(self, from_logits=False, reduction="sum_over_batch_size",
-                 name="sparse_categorical_crossentropy", dtype=None):
+    def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size",
+                 axis=-1, name="sparse_categorical_crossentropy", dtype=None):
         super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name,
-                         dtype=dtype, from_logits=bool(from_logits))
+                         dtype=dtype, from_logits=bool(from_logits), ignore_class=ignore_class,
+                         axis=axis)
         self.from_logits = bool(from_logits)
+        self.ignore_class = ignore_class
+        self.axis = axis
+
+    def get_config(self):
+        return {**Loss.get_config(self), "from_logits": self.from_logits,
+                "ignore_class": self.ignore_class}
 
 
 def _check_smoothing(value, who):
@@ -372,15 +713,22 @@ def _snake(name):
 
 # --- by name ----------------------------------------------------------------------------------
 
-_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, Huber,
-                                    BinaryCrossentropy, CategoricalCrossentropy,
-                                    SparseCategoricalCrossentropy)}
-_FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error,
-              "MSE": mean_squared_error, "mean_absolute_error": mean_absolute_error,
-              "mae": mean_absolute_error, "MAE": mean_absolute_error, "huber": huber,
-              "huber_loss": huber, "binary_crossentropy": binary_crossentropy,
-              "categorical_crossentropy": categorical_crossentropy,
-              "sparse_categorical_crossentropy": sparse_categorical_crossentropy}
+_CLASSES = {c.__name__: c for c in (
+    MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, CosineSimilarity, Huber, LogCosh, Hinge, SquaredHinge,
+    CategoricalHinge, KLDivergence, Poisson, BinaryCrossentropy, BinaryFocalCrossentropy,
+    CategoricalCrossentropy, CategoricalFocalCrossentropy, SparseCategoricalCrossentropy)}
+_FUNCTIONS = {f.__name__: f for f in (
+    mean_squared_error, mean_absolute_error, mean_absolute_percentage_error,
+    mean_squared_logarithmic_error, cosine_similarity, huber, log_cosh, hinge, squared_hinge,
+    categorical_hinge, kl_divergence, poisson, binary_crossentropy, binary_focal_crossentropy,
+    categorical_crossentropy, categorical_focal_crossentropy, sparse_categorical_crossentropy)}
+_FUNCTIONS.update({
+    "mse": mean_squared_error, "MSE": mean_squared_error, "mae": mean_absolute_error,
+    "MAE": mean_absolute_error, "mape": mean_absolute_percentage_error,
+    "MAPE": mean_absolute_percentage_error, "msle": mean_squared_logarithmic_error,
+    "MSLE": mean_squared_logarithmic_error, "kld": kl_divergence, "KLD": kl_divergence,
+    "bce": binary_crossentropy, "BCE": binary_crossentropy, "huber_loss": huber})
 
 
 def known_names() -> list:

@@ -5,7 +5,7 @@
     loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(labels, h))
 
 Every op has a gradient rule that is itself differentiable (nested tapes give second
-derivatives). Images are NHWC and filters HWIO, as in TensorFlow.
+derivatives). Images are NHWC (volumes NDHWC) and filters HWIO (DHWIO), as in TensorFlow.
 """
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ from .ops.nn import (depthwise_conv2d, separable_conv2d, max_pool1d, avg_pool1d)
 from .ops.nn import (conv1d, conv2d, conv2d_transpose, max_pool2d, avg_pool2d, max_pool, avg_pool,
                      moments, batch_normalization, l2_normalize, dropout, embedding_lookup,
                      compute_average_loss)
+from .ops.nn import (in_top_k, weighted_cross_entropy_with_logits, log_poisson_loss, crelu,
+                     weighted_moments, normalize_moments, depth_to_space, space_to_depth,
+                     local_response_normalization, lrn, atrous_conv2d, conv1d_transpose,
+                     conv3d, conv3d_transpose, max_pool3d, avg_pool3d, convolution)
 
 from .ops.sorting import top_k
 
@@ -29,5 +33,9 @@ __all__ = [
     "sparse_softmax_cross_entropy_with_logits", "l2_loss", "bias_add", "moments",
     "batch_normalization", "l2_normalize", "dropout", "conv2d", "conv2d_transpose",
     "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "embedding_lookup",
-    "compute_average_loss",
+    "compute_average_loss", "in_top_k", "weighted_cross_entropy_with_logits",
+    "log_poisson_loss", "crelu", "weighted_moments", "normalize_moments", "depth_to_space",
+    "space_to_depth", "local_response_normalization", "lrn", "atrous_conv2d",
+    "conv1d_transpose", "conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d",
+    "convolution",
 ]

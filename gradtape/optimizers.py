@@ -15,13 +15,17 @@ buffer (:meth:`Variable._assign_array`), so values a tape saved earlier are neve
 slot buffers, which only the optimizer reads, are updated in place.
 
 The learning rate may be a Python float, a schedule from :mod:`gt.optimizers.schedules`
-(called with the step count) or a scalar :class:`~gradtape.Variable`.
+(called with the step count), a schedule written for Keras (a ``LearningRateSchedule``
+subclass defining ``__call__(self, step)``, called with ``iterations``) or a scalar
+:class:`~gradtape.Variable`. For a float, ``optimizer.learning_rate`` reads as a float32
+Variable, as in Keras 3 (``opt.learning_rate.assign(0.5)`` sets the next steps' rate).
 """
 from __future__ import annotations
 
 import contextlib
 import math
 import operator
+import re
 import sys
 import types
 import warnings
@@ -36,9 +40,10 @@ from .backend import DeviceError
 from .dtypes import as_dtype
 from .tensor import Tensor, Variable, _speedups, convert_to_tensor
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get",
-           "serialize", "deserialize", "LearningRateSchedule", "ExponentialDecay", "CosineDecay",
-           "PiecewiseConstantDecay"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
+           "Adadelta", "Ftrl", "Lion", "schedules", "get", "serialize", "deserialize",
+           "LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay",
+           "InverseTimeDecay", "PolynomialDecay", "CosineDecayRestarts"]
 
 
 # --- learning-rate schedules ------------------------------------------------------------------
@@ -46,13 +51,21 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules
 class LearningRateSchedule(_config.Configurable):
     """A learning rate that depends on the optimizer's step count (``iterations``).
 
-    ``schedule(step)`` returns a float32 scalar tensor as Keras does; optimizers read the
-    value for a Python int step through :meth:`value_at`, which stays on the host.
+    ``schedule(step)`` returns a float32 scalar tensor as Keras does. A subclass written for
+    Keras defines ``__call__(self, step)`` (and ``get_config``): optimizers call it with their
+    ``iterations`` Variable (an int64 scalar, the count before the step) and use the tensor it
+    returns, on the device it computed it on. The built-in schedules instead implement
+    :meth:`value_at` (a Python int step, computed on the host) and :meth:`value_on` (the step
+    as a device array, computed on the device: what a captured step uses).
     """
 
     def value_at(self, step: int) -> float:
         """The learning rate at ``step`` (a Python int) as a Python float."""
-        raise NotImplementedError(f"{type(self).__name__} must implement value_at(step)")
+        if _own_call(self):
+            from .tensor import constant
+            return float(self(constant(step, dtype="int64")))
+        raise NotImplementedError(f"Learning rate schedule {type(self).__name__!r} must "
+                                  "override `__call__(self, step)`")
 
     def value_on(self, xp, step):
         """The learning rate at ``step``, a 0-d integer device array, as a 0-d float64 device
@@ -67,7 +80,20 @@ class LearningRateSchedule(_config.Configurable):
         return constant(self.value_at(int(step)), dtype="float32")
 
     def get_config(self) -> dict:
-        raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
+        raise NotImplementedError(f"Learning rate schedule {type(self).__name__!r} must "
+                                  "override `get_config()` in order to be serializable")
+
+    def __repr__(self):
+        try:
+            return super().__repr__()
+        except NotImplementedError:     # (a user schedule without get_config)
+            return f"<{type(self).__name__}>"
+
+
+def _own_call(schedule) -> bool:
+    """Whether ``schedule``'s class defines its own ``__call__`` (a schedule written for
+    Keras): that call, not :meth:`~LearningRateSchedule.value_at`, gives its values."""
+    return type(schedule).__call__ is not LearningRateSchedule.__call__
 
 
 class ExponentialDecay(LearningRateSchedule):
@@ -183,13 +209,159 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
+class InverseTimeDecay(LearningRateSchedule):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (the ratio floored
+    if ``staircase``), as ``keras.optimizers.schedules.InverseTimeDecay``."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="InverseTimeDecay"):
+        if decay_steps <= 0:
+            raise ValueError(f"InverseTimeDecay: decay_steps must be > 0, got {decay_steps}")
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.decay_steps = decay_steps
+        self.decay_rate = float(decay_rate)
+        self.staircase = bool(staircase)
+        self.name = name
+
+    def value_at(self, step: int) -> float:
+        p = step / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
+
+    def value_on(self, xp, step):
+        p = step.astype(xp.float64) / self.decay_steps
+        if self.staircase:
+            p = xp.floor(p)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """``(initial - end) * (1 - step / decay_steps) ** power + end``, as
+    ``keras.optimizers.schedules.PolynomialDecay``: ``end_learning_rate`` after
+    ``decay_steps``, or with ``cycle`` the decay restarts over ``decay_steps`` times
+    ``ceil(step / decay_steps)`` steps."""
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0,
+                 cycle=False, name="PolynomialDecay"):
+        if decay_steps <= 0:
+            raise ValueError(f"PolynomialDecay: decay_steps must be > 0, got {decay_steps}")
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.decay_steps = decay_steps
+        self.end_learning_rate = float(end_learning_rate)
+        self.power = float(power)
+        self.cycle = bool(cycle)
+        self.name = name
+
+    def value_at(self, step: int) -> float:
+        steps = float(self.decay_steps)
+        if self.cycle:
+            steps *= 1.0 if step == 0 else math.ceil(step / self.decay_steps)
+        else:
+            step = min(step, steps)
+        frac = 1.0 - step / steps
+        return ((self.initial_learning_rate - self.end_learning_rate) * frac ** self.power
+                + self.end_learning_rate)
+
+    def value_on(self, xp, step):
+        s = step.astype(xp.float64)
+        steps = float(self.decay_steps)
+        if self.cycle:
+            steps = steps * xp.where(s == 0, 1.0, xp.ceil(s / steps))
+        else:
+            s = xp.minimum(s, steps)
+        frac = 1.0 - s / steps
+        return ((self.initial_learning_rate - self.end_learning_rate) * frac ** self.power
+                + self.end_learning_rate)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
+                "power": self.power, "cycle": self.cycle, "name": self.name}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR), as
+    ``keras.optimizers.schedules.CosineDecayRestarts``: the first period lasts
+    ``first_decay_steps``, each next one ``t_mul`` times longer and starting from ``m_mul``
+    times the previous peak; within a period the rate decays as in :class:`CosineDecay` to
+    ``alpha`` times the period's peak.
+
+    The period a step falls in is exact at the restarts (Keras' ``floor(log(.) / log(t_mul))``
+    can land just below an integer there; it is corrected by one comparison each way).
+    """
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                 alpha=0.0, name="SGDRDecay"):
+        if first_decay_steps <= 0:
+            raise ValueError(f"CosineDecayRestarts: first_decay_steps must be > 0, got "
+                             f"{first_decay_steps}")
+        if t_mul <= 0:
+            raise ValueError(f"CosineDecayRestarts: t_mul must be > 0, got {t_mul}")
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.first_decay_steps = first_decay_steps
+        self.t_mul = float(t_mul)
+        self.m_mul = float(m_mul)
+        self.alpha = float(alpha)
+        self.name = name
+
+    def _restart_start(self, i):
+        """The fraction of ``first_decay_steps`` at which period ``i`` starts."""
+        t = self.t_mul
+        return (1.0 - t ** i) / (1.0 - t)
+
+    def value_at(self, step: int) -> float:
+        frac = step / self.first_decay_steps
+        t = self.t_mul
+        if t == 1.0:
+            i = math.floor(frac)
+            frac -= i
+        else:
+            arg = 1.0 - frac * (1.0 - t)
+            if arg <= 0.0:      # (t_mul < 1: the periods sum to less than this step)
+                return math.nan
+            i = math.floor(math.log(arg) / math.log(t))
+            if self._restart_start(i + 1) <= frac:
+                i += 1
+            elif i > 0 and self._restart_start(i) > frac:
+                i -= 1
+            frac = (frac - self._restart_start(i)) / t ** i
+        cosine = 0.5 * self.m_mul ** i * (1.0 + math.cos(math.pi * frac))
+        return self.initial_learning_rate * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def value_on(self, xp, step):
+        frac = step.astype(xp.float64) / self.first_decay_steps
+        t = self.t_mul
+        if t == 1.0:
+            i = xp.floor(frac)
+            frac = frac - i
+        else:
+            i = xp.floor(xp.log(1.0 - frac * (1.0 - t)) / math.log(t))
+            i = xp.where(self._restart_start(i + 1.0) <= frac, i + 1.0, i)
+            i = xp.where((i > 0) & (self._restart_start(i) > frac), i - 1.0, i)
+            frac = (frac - self._restart_start(i)) / t ** i
+        cosine = 0.5 * self.m_mul ** i * (1.0 + xp.cos(math.pi * frac))
+        return self.initial_learning_rate * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self.t_mul,
+                "m_mul": self.m_mul, "alpha": self.alpha, "name": self.name}
+
+
 def _schedules_module():
     mod = types.ModuleType(__name__ + ".schedules",
                            "Learning-rate schedules (``tf.keras.optimizers.schedules``).")
-    for cls in (LearningRateSchedule, ExponentialDecay, CosineDecay, PiecewiseConstantDecay):
+    classes = (LearningRateSchedule, ExponentialDecay, CosineDecay, PiecewiseConstantDecay,
+               InverseTimeDecay, PolynomialDecay, CosineDecayRestarts)
+    for cls in classes:
         setattr(mod, cls.__name__, cls)
-    mod.__all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay",
-                   "PiecewiseConstantDecay"]
+    mod.__all__ = [cls.__name__ for cls in classes]
     sys.modules[mod.__name__] = mod
     return mod
 
@@ -254,7 +426,12 @@ class Optimizer:
         self.clipnorm = None if clipnorm is None else float(clipnorm)
         self.clipvalue = None if clipvalue is None else float(clipvalue)
         self.global_clipnorm = None if global_clipnorm is None else float(global_clipnorm)
+        self._lr_var = None     # the Variable ``learning_rate`` shows for a float rate
+        self._lr_f32 = None     # the float32 value it was last known to hold
         self.learning_rate = learning_rate
+        self._wd_exclude_ids = None      # exclude_from_weight_decay(var_list=...)
+        self._wd_exclude_pattern = None  # exclude_from_weight_decay(var_names=...)
+        self._wd_cache = {}              # variable id -> whether it is decayed
         self._iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iterations")
         self._step_host = 0
         self._step_array = self._iterations._value
@@ -264,8 +441,27 @@ class Optimizer:
     # --- hyper-parameters -------------------------------------------------------------------
     @property
     def learning_rate(self):
-        """The learning rate as given: a float, a schedule or a Variable."""
-        return self._learning_rate
+        """The learning rate, as Keras 3 shows it for a float: a float32 scalar Variable
+        (``opt.learning_rate.numpy()``, ``float(opt.learning_rate)``,
+        ``opt.learning_rate.assign(0.5)``; the next step uses the assigned value). A schedule
+        or a Variable given as the learning rate is returned as it is.
+
+        The Variable is made on first access, on the device of ``iterations``. Until then, and
+        on the host while its value stays the one set, steps use the Python float (exact for
+        float64 variables); off the host, once it exists, steps read it on the device (no
+        host round trip; a captured step reads its buffer at every replay)."""
+        lr = self._learning_rate
+        if type(lr) is not float:
+            return lr
+        var = self._lr_var
+        if var is None:
+            dev = self._iterations._device
+            with dev.activate():
+                var = Variable(Tensor(dev.asarray(np.asarray(lr, dtype=np.float32)), dev),
+                               trainable=False, name="learning_rate")
+            self._lr_var = var
+            self._lr_f32 = float(np.float32(lr))
+        return var
 
     @learning_rate.setter
     def learning_rate(self, value):
@@ -290,6 +486,11 @@ class Optimizer:
             if value < 0:
                 raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got "
                                  f"{value}")
+            var = self._lr_var
+            if var is not None:         # (what `learning_rate` has shown follows)
+                with var._device.activate():
+                    var.assign(value)
+                self._lr_f32 = float(np.float32(value))
         self._learning_rate = value
 
     lr = learning_rate
@@ -312,10 +513,30 @@ class Optimizer:
             self._step_array = it._value
         return self._step_host
 
+    def _float_lr(self) -> float:
+        """The float learning rate, read back from the Variable ``learning_rate`` showed if
+        that was assigned since (a host read: off the host, a sync)."""
+        var = self._lr_var
+        if var is not None:
+            value = float(var.numpy())
+            if value != self._lr_f32:
+                self._learning_rate = self._lr_f32 = value
+        return self._learning_rate
+
     def _lr_for(self, step: int):
-        """The learning rate for this step: a Python float, or a 0-d device array."""
+        """The learning rate for this step: a Python float, or a Tensor (0-d, read on its
+        device)."""
         lr = self._learning_rate
+        if type(lr) is float:
+            var = self._lr_var
+            if var is None:
+                return lr
+            if not var._device.host_visible:
+                return var      # (read on the device: no host round trip)
+            return self._float_lr()
         if isinstance(lr, LearningRateSchedule):
+            if _own_call(lr):
+                return self._scheduled(lr)
             return float(lr.value_at(step))
         if isinstance(lr, Variable):
             return lr
@@ -323,6 +544,28 @@ class Optimizer:
             value = lr()
             return value if isinstance(value, Tensor) else float(value)
         return lr
+
+    def _scheduled(self, schedule):
+        """``schedule(iterations)`` for a schedule written for Keras (its own ``__call__``),
+        as a float (on the host) or a 0-d Tensor on its device."""
+        value = schedule(self._iterations)
+        if isinstance(value, Tensor):
+            if value._value.ndim != 0 or value._value.dtype.kind not in "fiu":
+                raise ValueError(f"{type(self).__name__}: the learning-rate schedule "
+                                 f"{type(schedule).__name__} returned a tensor of shape "
+                                 f"{tuple(value.shape)} and dtype {value.dtype.name}; it must "
+                                 "return a numeric scalar")
+            if value._device.host_visible:
+                return float(value._value)
+            if value._value.dtype.kind != "f":
+                value = Tensor(value._value.astype(np.float32), value._device)
+            return value
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{type(self).__name__}: the learning-rate schedule "
+                            f"{type(schedule).__name__} returned {value!r}; it must return a "
+                            "scalar tensor or a number") from None
 
     @staticmethod
     def _lr_on(lr, var):
@@ -511,7 +754,9 @@ class Optimizer:
         it = self._iterations
         with it._device.activate():
             next_it = it._value + 1   # the count after this step (fused kernels read it)
-        schedule = isinstance(self._learning_rate, LearningRateSchedule)
+        schedule = isinstance(self._learning_rate, LearningRateSchedule) and \
+            not _own_call(self._learning_rate)
+        decay_some = self._wd_exclude_ids is not None or self._wd_exclude_pattern is not None
         fusable = self._fusable()
         # NumPy variables: one C pass per variable where the optimizer has one
         host_pass = fusable and _speedups is not None and type(lr) is float
@@ -535,15 +780,18 @@ class Optimizer:
                 lr_v = v_lr
             slots = self._slots_for(v)
             p = v._value
-            if host_pass and dev.xp is np and p.dtype.char in "fd" and p.flags.c_contiguous \
-                    and g.flags.c_contiguous:
+            # a variable excluded from weight decay takes the plain path, without the decay
+            decays = bool(self.weight_decay) and (not decay_some or self._use_weight_decay(v))
+            plain = bool(self.weight_decay) and not decays
+            if host_pass and not plain and dev.xp is np and p.dtype.char in "fd" \
+                    and p.flags.c_contiguous and g.flags.c_contiguous:
                 new = self._host_update(p, g, {k: s._value for k, s in slots.items()}, lr, step)
                 if new is not None:
                     v._assign_array(new)
                     continue
             slot_arrays = {k: s._value for k, s in slots.items()}
             scalar = p.ndim == 0
-            if fusable and dev.fused_updates and not scalar and p.dtype.char in "fd":
+            if fusable and not plain and dev.fused_updates and not scalar and p.dtype.char in "fd":
                 # the kernels: one launch per group of variables of a device and dtype (below)
                 group = fused.get((dev, p.dtype.char))
                 if group is None:
@@ -557,11 +805,12 @@ class Optimizer:
                     # NumPy turns 0-d results into scalars; work on 1-element views.
                     p, g = p.reshape(1), g.reshape(1)
                     slot_arrays = {k: a.reshape(1) for k, a in slot_arrays.items()}
-                if self.weight_decay:
+                if decays:
                     decay = p * self.weight_decay
                     decay *= lr_v
                     p = p - decay
-                new = self._update(dev.xp, p, g, slot_arrays, lr_v, v_step)
+                with dev.errstate():    # (1/0 and 0/0 follow IEEE, as TF's, silently)
+                    new = self._update(dev.xp, p, g, slot_arrays, lr_v, v_step)
                 if scalar:
                     new = new.reshape(())
             v._assign_array(new)
@@ -586,7 +835,9 @@ class Optimizer:
                     f"step count is on {it_dev}, so a captured step would keep the captured "
                     f"count; create the optimizer inside `with gt.device('{v._device}')`")
         if isinstance(lr, LearningRateSchedule):
-            if type(lr).value_on is LearningRateSchedule.value_on:
+            # (a schedule with its own __call__ computes on the iterations Variable's device,
+            # where a captured step records it; a host read there fails the capture)
+            if not _own_call(lr) and type(lr).value_on is LearningRateSchedule.value_on:
                 raise _capture.CaptureError(
                     f"{cls}: the learning-rate schedule {type(lr).__name__} has only value_at "
                     "(computed on the host), so a captured step would keep its captured value; "
@@ -639,6 +890,38 @@ class Optimizer:
         only when :meth:`_fusable`; ``lr`` is a float, ``step`` the count before the update."""
         return None
 
+    # --- weight decay -------------------------------------------------------------------------
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Exclude variables from weight decay (Keras 3): those of ``var_list``, and those
+        whose name contains a match of one of the regular expressions ``var_names`` (``re.
+        search``, e.g. ``["bias", "LayerNorm"]``). Each call replaces the previous choice."""
+        if var_list is not None and isinstance(var_list, Variable):
+            var_list = [var_list]
+        if var_names is not None and isinstance(var_names, str):
+            var_names = [var_names]
+        ids = set()
+        for v in var_list or ():
+            if not isinstance(v, Variable):
+                raise TypeError(f"{type(self).__name__}.exclude_from_weight_decay: var_list "
+                                f"must hold gt.Variables, got {type(v).__name__}")
+            ids.add(v._id)
+        self._wd_exclude_ids = ids if ids else None
+        self._wd_exclude_pattern = (re.compile("|".join(sorted(set(var_names))))
+                                    if var_names else None)
+        self._wd_cache = {}
+
+    def _use_weight_decay(self, var) -> bool:
+        """Whether ``var`` is decayed (not excluded by :meth:`exclude_from_weight_decay`)."""
+        found = self._wd_cache.get(var._id)
+        if found is None:
+            ids, pattern = self._wd_exclude_ids, self._wd_exclude_pattern
+            found = not ((ids is not None and var._id in ids) or
+                         (pattern is not None and pattern.search(var.name) is not None))
+            if len(self._wd_cache) > 4096:
+                self._wd_cache.clear()
+            self._wd_cache[var._id] = found
+        return found
+
     # --- clipping -----------------------------------------------------------------------------
     def _clip(self, grads):
         if self.clipnorm:
@@ -661,6 +944,8 @@ class Optimizer:
             lr = {"class_name": type(lr).__name__, "config": lr.get_config()}
         elif isinstance(lr, Variable):
             lr = float(lr.numpy())
+        elif type(lr) is float:
+            lr = self._float_lr()
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
                 "global_clipnorm": self.global_clipnorm}
@@ -1024,9 +1309,292 @@ class Adagrad(Optimizer):
                 "epsilon": self.epsilon}
 
 
+def _beta_power(xp, beta, t, dtype):
+    """``beta ** t`` for the step number ``t`` (from 1): a Python float for a host count, a
+    0-d array of ``dtype`` computed on the device for a device count."""
+    if isinstance(t, int):
+        return beta ** t
+    return (beta ** t.astype(xp.float64)).astype(dtype)
+
+
+def _check_beta(cls, label, value, high_open=True):
+    ok = isinstance(value, (int, float)) and (0 <= value < 1 if high_open else 0 <= value <= 1)
+    if not ok:
+        interval = "[0, 1)" if high_open else "[0, 1]"
+        raise ValueError(f"{cls}: {label} must be in {interval}, got {value!r}")
+    return float(value)
+
+
+class Adamax(Optimizer):
+    """Adamax (Adam with the infinity norm), as ``keras.optimizers.Adamax``.
+
+    ``m += (g - m)(1 - b1)``, ``u = max(b2 u, |g|)``,
+    ``p -= lr m / ((1 - b1^t)(u + eps))`` with ``t`` the step number from 1.
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name="Adamax", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        self.beta_1 = _check_beta("Adamax", "beta_1", beta_1)
+        self.beta_2 = _check_beta("Adamax", "beta_2", beta_2)
+        self.epsilon = float(epsilon)
+
+    def _slot_specs(self):
+        return (("momentum", 0), ("norm", 0))
+
+    def _update(self, xp, p, g, slots, lr, step):
+        m, u = slots["momentum"], slots["norm"]
+        tmp = xp.subtract(g, m)
+        tmp *= 1.0 - self.beta_1
+        m += tmp
+        u *= self.beta_2
+        xp.abs(g, out=tmp)
+        xp.maximum(u, tmp, out=u)
+        xp.add(u, self.epsilon, out=tmp)
+        tmp *= 1.0 - _beta_power(xp, self.beta_1, step + 1, p.dtype)
+        xp.divide(m, tmp, out=tmp)
+        tmp *= lr
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon}
+
+
+# prod_{i=1..n} (1 - 0.5 * 0.96^i) for n = 1.._NADAM_TERMS: Nadam's momentum-schedule product
+# without its beta_1^n factor; later factors are 1 to float64 precision (0.96^900 < 1e-16)
+_NADAM_TERMS = 1024
+_nadam_host_table = None
+
+
+def _nadam_products_host():
+    global _nadam_host_table
+    if _nadam_host_table is None:
+        _nadam_host_table = np.cumprod(
+            1.0 - 0.5 * 0.96 ** np.arange(1, _NADAM_TERMS + 1, dtype=np.float64))
+    return _nadam_host_table
+
+
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum, as ``keras.optimizers.Nadam``.
+
+    With ``u_t = b1 (1 - 0.5 * 0.96^t)`` and ``U_t = u_1 ... u_t``: ``m += (g - m)(1 - b1)``,
+    ``v += (g^2 - v)(1 - b2)``, ``m_hat = u_{t+1} m / (1 - U_{t+1}) + (1 - u_t) g / (1 - U_t)``,
+    ``p -= lr m_hat / (sqrt(v / (1 - b2^t)) + eps)``. Keras keeps ``U_t`` in a variable
+    updated every step; here it is a function of the step count (so a checkpoint's
+    ``iterations`` restores it, and a captured step reads it on the device).
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name="Nadam", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        self.beta_1 = _check_beta("Nadam", "beta_1", beta_1)
+        self.beta_2 = _check_beta("Nadam", "beta_2", beta_2)
+        self.epsilon = float(epsilon)
+        self._tables = {}       # (namespace, device) -> the products table there
+
+    def _slot_specs(self):
+        return (("momentum", 0), ("velocity", 0))
+
+    def _coefficients(self, xp, t, dtype):
+        """``(u_{t+1} / (1 - U_{t+1}), (1 - u_t) / (1 - U_t), 1 - b2^t)``."""
+        b1, b2 = self.beta_1, self.beta_2
+        if isinstance(t, int):
+            table = _nadam_products_host()
+            prod_t = b1 ** t * float(table[min(t, _NADAM_TERMS) - 1])
+            u_t = b1 * (1.0 - 0.5 * 0.96 ** t)
+            u_next = b1 * (1.0 - 0.5 * 0.96 ** (t + 1))
+            return (u_next / (1.0 - prod_t * u_next), (1.0 - u_t) / (1.0 - prod_t),
+                    1.0 - b2 ** t)
+        key = (id(xp), str(getattr(t, "device", "")))   # (one table per GPU)
+        table = self._tables.get(key)
+        if table is None:       # (made on the device: no upload)
+            table = xp.cumprod(1.0 - 0.5 * 0.96 ** xp.arange(1, _NADAM_TERMS + 1,
+                                                             dtype=xp.float64))
+            self._tables[key] = table
+        tf = t.astype(xp.float64)
+        prod_t = b1 ** tf * xp.take(table, xp.minimum(t, _NADAM_TERMS) - 1)
+        u_t = b1 * (1.0 - 0.5 * 0.96 ** tf)
+        u_next = b1 * (1.0 - 0.5 * 0.96 ** (tf + 1.0))
+        return ((u_next / (1.0 - prod_t * u_next)).astype(dtype),
+                ((1.0 - u_t) / (1.0 - prod_t)).astype(dtype), (1.0 - b2 ** tf).astype(dtype))
+
+    def _update(self, xp, p, g, slots, lr, step):
+        c_m, c_g, bias_2 = self._coefficients(xp, step + 1, p.dtype)
+        m, v = slots["momentum"], slots["velocity"]
+        tmp = xp.subtract(g, m)
+        tmp *= 1.0 - self.beta_1
+        m += tmp
+        xp.multiply(g, g, out=tmp)
+        tmp -= v
+        tmp *= 1.0 - self.beta_2
+        v += tmp
+        xp.divide(v, bias_2, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        tmp += self.epsilon
+        m_hat = m * c_m
+        m_hat += g * c_g
+        m_hat *= lr
+        xp.divide(m_hat, tmp, out=tmp)
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon}
+
+
+class Adadelta(Optimizer):
+    """Adadelta, as ``keras.optimizers.Adadelta``.
+
+    ``ag = rho ag + (1 - rho) g^2``, ``d = -sqrt(ad + eps) g / sqrt(ag + eps)``,
+    ``ad = rho ad + (1 - rho) d^2``, ``p += lr d``.
+    """
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="Adadelta",
+                 **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        self.rho = _check_beta("Adadelta", "rho", rho, high_open=False)
+        self.epsilon = float(epsilon)
+
+    def _slot_specs(self):
+        return (("accumulated_grad", 0), ("accumulated_delta_var", 0))
+
+    def _update(self, xp, p, g, slots, lr, step):
+        rho = self.rho
+        acc_g, acc_d = slots["accumulated_grad"], slots["accumulated_delta_var"]
+        tmp = xp.multiply(g, g)
+        tmp *= 1.0 - rho
+        acc_g *= rho
+        acc_g += tmp
+        delta = xp.add(acc_d, self.epsilon)
+        xp.sqrt(delta, out=delta)
+        delta *= g
+        xp.add(acc_g, self.epsilon, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        xp.divide(delta, tmp, out=delta)        # -d
+        xp.multiply(delta, delta, out=tmp)
+        tmp *= 1.0 - rho
+        acc_d *= rho
+        acc_d += tmp
+        delta *= lr
+        return xp.subtract(p, delta, out=delta)
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
+
+
+class Ftrl(Optimizer):
+    """Follow-the-regularized-leader, as ``keras.optimizers.Ftrl``.
+
+    With ``k = -learning_rate_power``: ``g' = g + 2 l2_shrinkage p``, ``n' = n + g^2``,
+    ``z += g' - (n'^k - n^k) / lr * p``, ``p = (clip(z, -l1, l1) - z) / (n'^k / lr + 2 l2')``
+    with ``l2' = l2 + beta / (2 lr)``, ``n = n'``.
+    """
+
+    def __init__(self, learning_rate=0.001, learning_rate_power=-0.5,
+                 initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, l2_shrinkage_regularization_strength=0.0,
+                 beta=0.0, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="Ftrl", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        for label, value, ok in (
+                ("initial_accumulator_value", initial_accumulator_value, "positive or zero"),
+                ("learning_rate_power", learning_rate_power, "negative or zero"),
+                ("l1_regularization_strength", l1_regularization_strength, "positive or zero"),
+                ("l2_regularization_strength", l2_regularization_strength, "positive or zero"),
+                ("l2_shrinkage_regularization_strength", l2_shrinkage_regularization_strength,
+                 "positive or zero")):
+            if not isinstance(value, (int, float)) or \
+                    (value > 0 if ok == "negative or zero" else value < 0):
+                raise ValueError(f"Ftrl: {label} must be {ok}, got {value!r}")
+        self.learning_rate_power = float(learning_rate_power)
+        self.initial_accumulator_value = float(initial_accumulator_value)
+        self.l1_regularization_strength = float(l1_regularization_strength)
+        self.l2_regularization_strength = float(l2_regularization_strength)
+        self.l2_shrinkage_regularization_strength = float(l2_shrinkage_regularization_strength)
+        self.beta = float(beta)
+
+    def _slot_specs(self):
+        return (("accumulator", self.initial_accumulator_value), ("linear", 0))
+
+    def _root(self, xp, x):
+        k = -self.learning_rate_power
+        return xp.sqrt(x) if k == 0.5 else xp.power(x, k)
+
+    def _update(self, xp, p, g, slots, lr, step):
+        acc, lin = slots["accumulator"], slots["linear"]
+        shrink = self.l2_shrinkage_regularization_strength
+        grad = g + p * (2.0 * shrink) if shrink else g
+        old_root = self._root(xp, acc)
+        acc += g * g                                # n'
+        new_root = self._root(xp, acc)
+        sigma = xp.subtract(new_root, old_root, out=old_root)
+        sigma /= lr
+        sigma *= p
+        lin += grad
+        lin -= sigma
+        quadratic = xp.divide(new_root, lr, out=new_root)
+        quadratic += 2.0 * self.l2_regularization_strength
+        if self.beta:
+            quadratic += self.beta / lr
+        l1 = self.l1_regularization_strength
+        out = xp.clip(lin, -l1, l1)
+        out -= lin
+        out /= quadratic
+        return out
+
+    def get_config(self):
+        return {**super().get_config(), "learning_rate_power": self.learning_rate_power,
+                "initial_accumulator_value": self.initial_accumulator_value,
+                "l1_regularization_strength": self.l1_regularization_strength,
+                "l2_regularization_strength": self.l2_regularization_strength,
+                "l2_shrinkage_regularization_strength":
+                    self.l2_shrinkage_regularization_strength,
+                "beta": self.beta}
+
+
+class Lion(Optimizer):
+    """Lion (evolved sign momentum), as ``keras.optimizers.Lion``:
+    ``p -= lr sign(b1 m + (1 - b1) g)``, then ``m = b2 m + (1 - b2) g``."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="Lion", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        if not isinstance(beta_1, (int, float)) or not 0 < beta_1 <= 1:
+            raise ValueError(f"Lion: beta_1 must be in (0, 1] (otherwise the optimizer "
+                             f"degenerates to SignSGD), got {beta_1!r}")
+        self.beta_1 = float(beta_1)
+        self.beta_2 = _check_beta("Lion", "beta_2", beta_2, high_open=False)
+
+    def _slot_specs(self):
+        return (("momentum", 0),)
+
+    def _update(self, xp, p, g, slots, lr, step):
+        m = slots["momentum"]
+        tmp = m * self.beta_1
+        tmp += g * (1.0 - self.beta_1)
+        xp.sign(tmp, out=tmp)
+        tmp *= lr
+        m *= self.beta_2
+        m += g * (1.0 - self.beta_2)
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2}
+
+
 # --- by name ----------------------------------------------------------------------------------
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "ftrl": Ftrl, "lion": Lion}
 
 
 def get(identifier) -> Optimizer:

@@ -27,7 +27,8 @@ from .ops import linalg as _la
 from .ops import shape as _sh
 from .tensor import Tensor, convert_to_tensor
 
-__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU"]
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN",
+           "LSTM", "GRU"]
 
 
 def _rate(value, what, who):
@@ -231,6 +232,79 @@ class GRUCell(_Cell):
         return {**super().get_config(), "reset_after": self.reset_after}
 
 
+class StackedRNNCells(Layer):
+    """Several cells run as one, each fed the previous one's output (Keras'
+    ``StackedRNNCells``; ``RNN([cell1, cell2])`` makes one). The states are the cells'
+    states in order; ``RNN(..., return_state=True)`` returns them as a list per cell."""
+
+    def __init__(self, cells, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        cells = list(cells) if isinstance(cells, (list, tuple)) else [cells]
+        if not cells:
+            raise ValueError("StackedRNNCells: give at least one cell")
+        for c in cells:
+            if not isinstance(c, _Cell):
+                raise TypeError(f"StackedRNNCells: every cell must be a SimpleRNNCell, "
+                                f"LSTMCell or GRUCell, got {type(c).__name__}")
+        self.cells = cells
+
+    @property
+    def state_size(self):
+        """One entry per cell: that cell's ``state_size``."""
+        return [c.state_size for c in self.cells]
+
+    @property
+    def output_size(self):
+        return self.cells[-1].units
+
+    @property
+    def units(self):
+        return self.cells[-1].units
+
+    def build(self, input_shape):
+        shape = tuple(input_shape)
+        for c in self.cells:
+            if not c.built:
+                c.build(shape)
+                c.built = True
+            shape = shape[:-1] + (c.units,)
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: int(input_shape[-1])})
+
+    def zero_states(self, batch, like):
+        return [z for c in self.cells for z in c.zero_states(batch, like)]
+
+    def call(self, inputs, states, training=False):
+        """One step on raw inputs ``[batch, features]``: ``(output, [states of each
+        cell])`` (``states`` a flat list or a list per cell)."""
+        flat = _flat_states(states)
+        out, new, at = inputs, [], 0
+        for c in self.cells:
+            k = len(c.state_size)
+            out, s = c.call(out, flat[at:at + k], training=training)
+            new.append(list(s))
+            at += k
+        return out, new
+
+    def get_config(self):
+        return {**super().get_config(), "cells": [_serialize(c) for c in self.cells]}
+
+    @classmethod
+    def from_config(cls, config):
+        from .saving import deserialize_layer
+        config = dict(config)
+        cells = [deserialize_layer(c) for c in config.pop("cells")]
+        return cls(cells, **config)
+
+
+def _flat_states(states):
+    if isinstance(states, Tensor):
+        return [states]
+    out = []
+    for s in states:
+        out.extend(_flat_states(s) if isinstance(s, (list, tuple)) else [s])
+    return out
+
+
 class RNN(Layer):
     """Run a cell over the time axis of ``[batch, time, features]`` inputs.
 
@@ -238,6 +312,7 @@ class RNN(Layer):
     ``return_state``: also the final states (``[output, h]``, LSTM ``[output, h, c]``);
     ``go_backwards``: from the last step to the first (the sequence returned reversed, as
     Keras). Call with ``initial_state=[...]`` to start from given states (zeros otherwise).
+    ``cell`` may be a list of cells (run as :class:`StackedRNNCells`).
     """
 
     #: Masked steps output zeros instead of repeating the last output (Bidirectional sets it
@@ -248,9 +323,11 @@ class RNN(Layer):
                  stateful=False, unroll=False, time_major=False, zero_output_for_mask=False,
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        if not isinstance(cell, _Cell):
-            raise TypeError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell, got "
-                            f"{type(cell).__name__}")
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
+        if not isinstance(cell, (_Cell, StackedRNNCells)):
+            raise TypeError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell, a list "
+                            f"of them or StackedRNNCells, got {type(cell).__name__}")
         if time_major:
             raise ValueError(f"{type(self).__name__}: time_major=True is not supported; "
                              "transpose the inputs to [batch, time, features]")
@@ -330,39 +407,49 @@ class RNN(Layer):
         shape = getattr(nodes[0].input, "shape", None) if nodes else None
         return None if not shape or shape[0] is None else int(shape[0])
 
+    def _cells(self):
+        return self.cell.cells if isinstance(self.cell, StackedRNNCells) else [self.cell]
+
     def _masks(self, x, training):
-        """Dropout masks (scaled), one per sequence: on the inputs and on the state."""
+        """Dropout masks (scaled), one per sequence and cell: ``[(on the cell's inputs, on
+        its state)]``."""
         from . import nn
-        cell = self.cell
         batch = x._value.shape[0]
         dim = x._value.shape[-1]
-        drop_in = drop_h = None
-        if training and cell.dropout:
-            drop_in = nn.dropout(_core.ones((batch, dim), dtype=x.dtype), rate=cell.dropout)
-        if training and cell.recurrent_dropout:
-            drop_h = nn.dropout(_core.ones((batch, cell.units), dtype=x.dtype),
-                                rate=cell.recurrent_dropout)
-        return drop_in, drop_h
+        out = []
+        for cell in self._cells():
+            drop_in = drop_h = None
+            if training and cell.dropout:
+                drop_in = nn.dropout(_core.ones((batch, dim), dtype=x.dtype),
+                                     rate=cell.dropout)
+            if training and cell.recurrent_dropout:
+                drop_h = nn.dropout(_core.ones((batch, cell.units), dtype=x.dtype),
+                                    rate=cell.recurrent_dropout)
+            out.append((drop_in, drop_h))
+            dim = cell.units
+        return out
 
     def call(self, inputs, initial_state=None, training=False, mask=None):
         cell = self.cell
+        cells = self._cells()
+        sizes = [c.units for c in cells for _ in c.state_size]      # each state's width
         x = inputs
         batch, steps = x._value.shape[0], x._value.shape[1]
-        drop_in, drop_h = self._masks(x, training)
-        if drop_in is not None:
-            x = x * _sh.expand_dims(drop_in, 1)
+        drops = self._masks(x, training)
+        if drops[0][0] is not None:
+            x = x * _sh.expand_dims(drops[0][0], 1)
         if initial_state is None and self.stateful and not _kg_probing():
             states = self._stateful_states(batch, x)
         elif initial_state is None:
             states = cell.zero_states(batch, x)
         else:
-            states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
+            states = _flat_states(initial_state) if isinstance(initial_state, (list, tuple)) \
                 else [initial_state]
-            if len(states) != len(cell.state_size):
+            if len(states) != len(sizes):
                 raise ValueError(f"{type(self).__name__} layer '{self.name}': expected "
-                                 f"{len(cell.state_size)} initial state(s), got {len(states)}")
-            want = (batch, cell.units)
+                                 f"{len(sizes)} initial state(s), got {len(states)}")
             for i, s in enumerate(states):
+                want = (batch, sizes[i])
                 s = s if isinstance(s, Tensor) else convert_to_tensor(s)
                 if tuple(s._value.shape) != want:
                     raise ValueError(f"{type(self).__name__} layer '{self.name}': initial "
@@ -380,14 +467,22 @@ class RNN(Layer):
                 keep = keep[::-1]
         outputs = []
         if steps:
-            xw = cell.project(x)                         # [batch, time, gates * units]
+            xw = cells[0].project(x)                     # [batch, time, gates * units]
             per_step = _sh.unstack(xw, axis=1)
             if self.go_backwards:
                 per_step = per_step[::-1]
             prev = None
             for t, xw_t in enumerate(per_step):
-                h_in = states[0] * drop_h if drop_h is not None else None
-                out, new_states = cell.step(xw_t, states, h_in=h_in)
+                out, new_states, at = None, [], 0
+                for i, (c, (drop_in, drop_h)) in enumerate(zip(cells, drops)):
+                    own = states[at:at + len(c.state_size)]
+                    at += len(own)
+                    if i:                                # a stacked cell: the one below's
+                        below = out * drop_in if drop_in is not None else out
+                        xw_t = c.project(below)
+                    h_in = own[0] * drop_h if drop_h is not None else None
+                    out, own = c.step(xw_t, own, h_in=h_in)
+                    new_states.extend(own)
                 if keep is not None:
                     # a masked step keeps the states and repeats the last output, as Keras
                     k = keep[t]
@@ -406,8 +501,15 @@ class RNN(Layer):
             output = _sh.stack(outputs, axis=1) if outputs else \
                 _core.zeros((batch, 0, cell.units), dtype=x.dtype)
         else:
-            output = outputs[-1] if outputs else states[0]
+            output = outputs[-1] if outputs else states[len(states) -
+                                                         len(cells[-1].state_size)]
         if self.return_state:
+            if isinstance(cell, StackedRNNCells):       # a list of states per cell, as Keras
+                per_cell, at = [], 0
+                for c in cells:
+                    per_cell.append(list(states[at:at + len(c.state_size)]))
+                    at += len(c.state_size)
+                return [output] + per_cell
             return [output] + list(states)
         return output
 
@@ -458,7 +560,8 @@ def _serialize(layer):
 _CELL_KEYS = {"activation", "recurrent_activation", "use_bias", "kernel_initializer",
               "recurrent_initializer", "bias_initializer", "dropout", "recurrent_dropout",
               "unit_forget_bias", "reset_after", "dtype", "kernel_regularizer",
-              "recurrent_regularizer", "bias_regularizer"}
+              "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
+              "recurrent_constraint", "bias_constraint"}
 _LAYER_KEYS = {"return_sequences", "return_state", "go_backwards", "stateful", "unroll",
                "time_major", "name", "trainable", "input_shape", "input_dim",
                "batch_input_shape", "dtype", "autocast", "activity_regularizer",

@@ -746,7 +746,7 @@ class Variable(Tensor):
 
     def __deepcopy__(self, memo):
         return Variable(Tensor(self._device.copy(self._value), self._device),
-                        trainable=self.trainable, name=self._name)
+                        trainable=self.trainable, name=self._name, constraint=self._constraint)
 
 
 class _VariableSlice(Tensor):
@@ -919,6 +919,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
         return value
     if isinstance(value, (list, tuple)) and _holds_tensor(value):
         return _packed(value, np_dtype(dtype), "convert_to_tensor")
+    if type(value).__name__ == "IndexedSlices" and hasattr(value, "_dense"):
+        return convert_to_tensor(value._dense(), dtype=dtype)
     if dtype is None and dtype_hint is not None and not isinstance(value, np.ndarray):
         try:
             return constant(value, dtype=dtype_hint)

@@ -912,3 +912,415 @@ def test_integer_uniform_outside_its_dtype_names_the_range(device_name, lo, hi):
         g.uniform([3], minval=lo, maxval=hi, dtype=dtype)
     got = g.uniform([200], minval=-128, maxval=128, dtype=gt.int8).numpy()
     assert got.min() >= -128 and got.max() <= 127 and got.dtype == np.int8
+
+
+# --- more of tf.nn: in_top_k, losses, moments, rearrangements, LRN ---------------------------
+# Reference numbers below were computed with TensorFlow 2.21 (CPU).
+
+def test_in_top_k_follows_tensorflow(device):
+    v = np.array([[1.0, 5.0, 3.0, 5.0, 0.0], [0.0, 2.0, 7.0, 7.0, 7.0]], np.float32)
+    p = gt.constant(v)
+    for targets, k, want in [([1, 3], 1, [True, True]), ([3, 4], 2, [True, True]),
+                             ([2, 0], 1, [False, False]), ([2, 0], 5, [True, True]),
+                             ([5, -1], 5, [False, False]), ([1, 2], 0, [False, False])]:
+        got = gt.nn.in_top_k(gt.constant(np.array(targets, np.int32)), p, k)
+        assert got.dtype == gt.bool and got.device == device.name
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{targets} k={k}")
+    # ties count for the target: fewer than k classes strictly above it
+    ties = gt.constant(np.array([[1.0, 1.0, 1.0], [2.0, 2.0, 3.0]], np.float32))
+    np.testing.assert_array_equal(gt.nn.in_top_k([2, 0], ties, 1).numpy(), [True, False])
+    # a NaN or an infinity anywhere in the row: False (TF's "cannot say")
+    odd = gt.constant(np.array([[np.nan, 1.0], [np.inf, 1.0], [1.0, 2.0]], np.float32))
+    np.testing.assert_array_equal(gt.nn.in_top_k(gt.constant(np.array([0, 1, 1], np.int64)),
+                                                 odd, 2).numpy(), [False, False, True])
+
+
+def test_in_top_k_errors():
+    p = gt.constant(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"in_top_k: predictions must be 2-dimensional"):
+        gt.nn.in_top_k([0], gt.constant(np.zeros(3, np.float32)), 1)
+    with pytest.raises(ValueError, match=r"in_top_k: targets must be a vector of the batch "
+                                         r"size 2, got shape \(3,\)"):
+        gt.nn.in_top_k([0, 1, 2], p, 1)
+    with pytest.raises(TypeError, match=r"in_top_k: targets must be int32 or int64"):
+        gt.nn.in_top_k(gt.constant([0.0, 1.0]), p, 1)
+    with pytest.raises(TypeError, match=r"in_top_k: k must be an int"):
+        gt.nn.in_top_k([0, 1], p, 1.5)
+
+
+def test_weighted_cross_entropy_matches_tensorflow():
+    z, x = gt.constant([0.0, 1.0, 0.3]), gt.constant([-2.0, 0.5, 3.0])
+    np.testing.assert_allclose(gt.nn.weighted_cross_entropy_with_logits(z, x, 2.5).numpy(),
+                               [0.12692809, 1.1851925, 2.1704516], rtol=1e-6)
+    y = gt.nn.weighted_cross_entropy_with_logits(gt.reshape(z, [1, 3]), gt.reshape(x, [1, 3]),
+                                                 gt.constant([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(y.numpy(), [[0.12692809, 0.94815397, 2.1777396]], rtol=1e-6)
+    # pos_weight 1: the plain sigmoid cross-entropy
+    np.testing.assert_allclose(gt.nn.weighted_cross_entropy_with_logits(z, x, 1.0).numpy(),
+                               gt.nn.sigmoid_cross_entropy_with_logits(z, x).numpy(), rtol=1e-6)
+    # gradients, at the kink x = 0 too (TF's: 0 there)
+    zt, xt = gt.constant([0.0, 1.0, 0.3]), gt.constant([-2.0, 0.0, 3.0])
+    with gt.GradientTape() as tape:
+        tape.watch([zt, xt])
+        s = gt.reduce_sum(gt.nn.weighted_cross_entropy_with_logits(zt, xt, 2.5))
+    gz, gx = tape.gradient(s, [zt, xt])
+    np.testing.assert_allclose(gz.numpy(), [5.190392, 1.0397208, -2.927119], rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), [0.11920291, 0.0, 0.6312325], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"weighted_cross_entropy_with_logits: logits and "
+                                         r"labels must have the same shape"):
+        gt.nn.weighted_cross_entropy_with_logits(gt.constant([0.0, 1.0]), x, 2.5)
+
+
+def test_log_poisson_loss_matches_tensorflow():
+    z = gt.constant([0.0, 0.5, 1.0, 2.0, 5.0])
+    c = gt.constant([0.1, -0.3, 0.2, 1.0, 2.0])
+    np.testing.assert_allclose(gt.nn.log_poisson_loss(z, c).numpy(),
+                               [1.105171, 0.8908182, 1.0214027, 0.7182817, -2.6109438],
+                               rtol=1e-6)
+    with gt.GradientTape() as tape:
+        tape.watch([z, c])
+        full = gt.nn.log_poisson_loss(z, c, compute_full_loss=True)
+        s = gt.reduce_sum(full)
+    np.testing.assert_allclose(full.numpy(),
+                               [1.105171, 0.8908182, 1.0214027, 1.3700882, 2.1599035], rtol=1e-6)
+    gz, gc = tape.gradient(s, [z, c])
+    # as TF: NaN for the target 0 (0 * log'(0) through the unselected branch)
+    assert np.isnan(gz.numpy()[0])
+    np.testing.assert_allclose(gz.numpy()[1:], [0.3, -0.2, -0.05685282, -0.29056206],
+                               rtol=1e-5)
+    np.testing.assert_allclose(gc.numpy(), [1.105171, 0.2408182, 0.22140276, 0.7182817,
+                                            2.3890562], rtol=1e-6)
+
+
+def test_crelu():
+    x = gt.constant([[1.0, -2.0], [0.0, 3.0]])
+    np.testing.assert_array_equal(gt.nn.crelu(x).numpy(), [[1, 0, 0, 2], [0, 3, 0, 0]])
+    np.testing.assert_array_equal(gt.nn.crelu(x, axis=0).numpy(),
+                                  [[1, 0], [0, 3], [0, 2], [0, 0]])
+    g = grad(lambda t: gt.nn.crelu(t) * gt.constant([1.0, 2.0, 3.0, 4.0]),
+             np.array([0.0, 1.0], np.float32))
+    np.testing.assert_array_equal(g.numpy(), [0.0, 2.0])       # TF: relu'(0) = 0
+
+
+def test_weighted_and_normalized_moments_match_tensorflow():
+    x = gt.constant([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0]])
+    f = gt.constant([[1.0, 0.0, 2.0], [3.0, 1.0, 0.0]])
+    mean, var = gt.nn.weighted_moments(x, [1], f)
+    np.testing.assert_allclose(mean.numpy(), [2.3333333, 4.5], rtol=1e-6)
+    np.testing.assert_allclose(var.numpy(), [0.8888889, 0.75], rtol=1e-6)
+    mean, var = gt.nn.weighted_moments(x, [0, 1], f, keepdims=True)
+    assert mean.shape == (1, 1)
+    np.testing.assert_allclose([mean.numpy()[0, 0], var.numpy()[0, 0]], [3.5714285, 1.9591836],
+                               rtol=1e-6)
+    mean, var = gt.nn.weighted_moments(x, 1, gt.constant([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]))
+    np.testing.assert_allclose(mean.numpy(), [0.0, 6.0])        # zero weight: 0, not NaN
+    np.testing.assert_allclose(var.numpy(), [0.0, 2.6666667], rtol=1e-6)
+    mean, var = gt.nn.weighted_moments(x, [0], gt.constant([1.0, 2.0, 3.0]))   # broadcast
+    np.testing.assert_allclose(mean.numpy(), [2.5, 4.0, 5.5])
+    np.testing.assert_allclose(var.numpy(), [2.25, 4.0, 6.25])
+    mean, var = gt.nn.normalize_moments(gt.constant(4.0), gt.constant([2.0, 4.0]),
+                                        gt.constant([3.0, 8.0]), None)
+    np.testing.assert_allclose([mean.numpy(), var.numpy()], [[0.5, 1.0], [0.5, 1.0]])
+    mean, var = gt.nn.normalize_moments(gt.constant(4.0), gt.constant([2.0, 4.0]),
+                                        gt.constant([3.0, 8.0]), gt.constant([1.0, -1.0]))
+    np.testing.assert_allclose([mean.numpy(), var.numpy()], [[1.5, 0.0], [0.5, 1.0]])
+    mean, var = gt.nn.normalize_moments(4.0, [2.0, 4.0], [3.0, 8.0], 0.5)
+    np.testing.assert_allclose([mean.numpy(), var.numpy()], [[1.0, 1.5], [0.5, 1.0]])
+
+
+def test_depth_to_space_and_back(device):
+    x = gt.reshape(gt.range(16.0), (1, 1, 2, 8))
+    y = gt.nn.depth_to_space(x, 2)
+    np.testing.assert_array_equal(y.numpy()[0, :, :, 0], [[0, 2, 8, 10], [4, 6, 12, 14]])
+    np.testing.assert_array_equal(y.numpy()[0, 0, :, 1], [1, 3, 9, 11])
+    s = gt.nn.space_to_depth(gt.reshape(gt.range(32.0), (1, 4, 4, 2)), 2)
+    np.testing.assert_array_equal(s.numpy()[0, 0], [[0, 1, 2, 3, 8, 9, 10, 11],
+                                                    [4, 5, 6, 7, 12, 13, 14, 15]])
+    r = np.random.default_rng(0).standard_normal((2, 3, 2, 18))
+    back = gt.nn.space_to_depth(gt.nn.depth_to_space(gt.constant(r), 3), 3)
+    np.testing.assert_array_equal(back.numpy(), r)
+    nchw = gt.nn.depth_to_space(gt.constant(r.transpose(0, 3, 1, 2)), 3, data_format="NCHW")
+    np.testing.assert_array_equal(nchw.numpy().transpose(0, 2, 3, 1),
+                                  gt.nn.depth_to_space(gt.constant(r), 3).numpy())
+    ints = gt.nn.depth_to_space(gt.reshape(gt.range(16), (1, 1, 2, 8)), 2)
+    assert ints.dtype == gt.int32
+    with pytest.raises(ValueError, match=r"depth_to_space: block_size must be at least 2"):
+        gt.nn.depth_to_space(x, 1)
+    with pytest.raises(ValueError, match=r"depth_to_space: input depth 6 must be divisible by "
+                                         r"block_size \*\* 2 = 4"):
+        gt.nn.depth_to_space(gt.zeros((1, 1, 2, 6)), 2)
+    with pytest.raises(ValueError, match=r"space_to_depth: image height 3 and width 3 must be "
+                                         r"divisible by block_size 2"):
+        gt.nn.space_to_depth(gt.zeros((1, 3, 3, 2)), 2)
+
+
+LRN_X = np.random.RandomState(0).randn(1, 2, 2, 7).astype(np.float32)
+
+
+def _ref_lrn(x, r, bias, alpha, beta):
+    c = x.shape[-1]
+    out = np.empty_like(x, dtype=np.float64)
+    for i in range(c):
+        s = np.sum(x[..., max(0, i - r):i + r + 1].astype(np.float64) ** 2, axis=-1)
+        out[..., i] = x[..., i] / (bias + alpha * s) ** beta
+    return out
+
+
+def test_local_response_normalization_matches_tensorflow(device):
+    x = gt.constant(LRN_X)
+    y = gt.nn.local_response_normalization(x, depth_radius=2, bias=0.5, alpha=0.3, beta=0.75)
+    np.testing.assert_allclose(y.numpy()[0, 0, 0], [1.1500565, 0.1643525, 0.3265265, 0.8443067,
+                                                    0.6732609, -0.3731432, 0.5439178],
+                               rtol=2e-6)
+    np.testing.assert_allclose(y.numpy(), _ref_lrn(LRN_X, 2, 0.5, 0.3, 0.75), rtol=2e-6)
+    np.testing.assert_allclose(gt.nn.lrn(x).numpy(), _ref_lrn(LRN_X, 5, 1.0, 1.0, 0.5),
+                               rtol=2e-6)
+    np.testing.assert_allclose(gt.nn.lrn(x).numpy()[0, 0, 0, :3],
+                               [0.4601885, 0.1013233, 0.24782504], rtol=2e-6)
+    np.testing.assert_allclose(gt.nn.lrn(x, 0).numpy(), _ref_lrn(LRN_X, 0, 1.0, 1.0, 0.5),
+                               rtol=2e-6)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        s = gt.reduce_sum(gt.nn.lrn(x, 2, 0.5, 0.3, 0.75) * gt.range(7, dtype=gt.float32))
+    np.testing.assert_allclose(tape.gradient(s, x).numpy()[0, 0, 0],
+                               [-0.15978387, 0.25035593, -0.02931464, 0.05664575, -0.7143723,
+                                2.9710605, 2.6972241], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"local_response_normalization: input must be "
+                                         r"4-dimensional"):
+        gt.nn.lrn(gt.zeros((1, 1, 3)))
+
+
+# --- more convolutions: atrous, 1-D transpose, N-D dispatch, 3-D ------------------------------
+
+def test_atrous_conv2d_and_conv1d_transpose_match_tensorflow():
+    img = gt.reshape(gt.range(25.0), (1, 5, 5, 1))
+    ones = gt.ones((2, 2, 1, 1))
+    np.testing.assert_array_equal(gt.nn.atrous_conv2d(img, ones, 2, "VALID").numpy()[0, :, :, 0],
+                                  [[24, 28, 32], [44, 48, 52], [64, 68, 72]])
+    np.testing.assert_array_equal(gt.nn.atrous_conv2d(img, ones, 2, "SAME").numpy()[0, :, 0, 0],
+                                  [6, 12, 22, 32, 16])
+    with pytest.raises(ValueError, match=r"atrous_conv2d: rate must be positive, got 0"):
+        gt.nn.atrous_conv2d(img, ones, 0, "SAME")
+    g = gt.reshape(gt.range(6.0), (1, 3, 2))
+    w = gt.reshape(gt.range(12.0), (3, 2, 2))
+    np.testing.assert_array_equal(
+        gt.nn.conv1d_transpose(g, w, [1, 6, 2], 2, "SAME").numpy()[0],
+        [[1, 3], [5, 7], [12, 24], [23, 33], [48, 76], [41, 59]])
+    np.testing.assert_array_equal(
+        gt.nn.conv1d_transpose(g, w, [1, 7, 2], [1, 2, 1], "VALID").numpy()[0, -1], [77, 95])
+    np.testing.assert_array_equal(
+        gt.nn.conv1d_transpose(g, w, [1, 3, 2], 1, "SAME", dilations=2).numpy()[0],
+        [[10, 30], [23, 33], [50, 70]])
+    ncw = gt.nn.conv1d_transpose(gt.transpose(g, [0, 2, 1]), w, [1, 2, 6], 2, "SAME",
+                                 data_format="NCW")
+    np.testing.assert_array_equal(ncw.numpy()[0].T,
+                                  gt.nn.conv1d_transpose(g, w, [1, 6, 2], 2, "SAME").numpy()[0])
+
+
+def test_convolution_dispatches_on_the_filter_rank():
+    rng = np.random.default_rng(12)
+    x1 = gt.constant(rng.standard_normal((2, 7, 2)))
+    w1 = gt.constant(rng.standard_normal((3, 2, 3)))
+    np.testing.assert_allclose(gt.nn.convolution(x1, w1, 2, "SAME").numpy(),
+                               gt.nn.conv1d(x1, w1, 2, "SAME").numpy(), rtol=1e-12)
+    x2, w2 = gt.constant(rng.standard_normal((2, 6, 5, 2))), gt.constant(
+        rng.standard_normal((2, 3, 2, 3)))
+    np.testing.assert_allclose(gt.nn.convolution(x2, w2, [1, 2, 1, 1], "VALID").numpy(),
+                               gt.nn.conv2d(x2, w2, [2, 1], "VALID").numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gt.nn.convolution(x2, w2, padding="SAME", dilations=2).numpy(),
+                               gt.nn.conv2d(x2, w2, 1, "SAME", dilations=2).numpy(), rtol=1e-12)
+    x3, w3 = gt.constant(rng.standard_normal((1, 4, 5, 3, 2))), gt.constant(
+        rng.standard_normal((2, 2, 2, 2, 3)))
+    np.testing.assert_allclose(gt.nn.convolution(x3, w3, [2, 1, 1], "SAME").numpy(),
+                               gt.nn.conv3d(x3, w3, [1, 2, 1, 1, 1], "SAME").numpy(), rtol=1e-12)
+    # extra leading batch axes, and channels first
+    lead = gt.constant(rng.standard_normal((2, 3, 6, 5, 2)))
+    y = gt.nn.convolution(lead, w2, padding="SAME")
+    assert y.shape == (2, 3, 6, 5, 3)
+    np.testing.assert_allclose(y.numpy()[1], gt.nn.conv2d(lead[1], w2, 1, "SAME").numpy(),
+                               rtol=1e-12)
+    ncw = gt.nn.convolution(gt.transpose(x1, [0, 2, 1]), w1, padding="SAME", data_format="NCW")
+    np.testing.assert_allclose(ncw.numpy(), gt.nn.conv1d(x1, w1, 1, "SAME").numpy()
+                               .transpose(0, 2, 1), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"convolution: strides > 1 not supported in "
+                                         r"conjunction with dilations > 1"):
+        gt.nn.convolution(x2, w2, 2, "SAME", dilations=2)
+    with pytest.raises(TypeError, match=r"convolution: padding must be 'SAME' or 'VALID'"):
+        gt.nn.convolution(x2, w2, padding=[[0, 0], [1, 1], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match=r"convolution: filters must have rank 3, 4 or 5"):
+        gt.nn.convolution(x2, gt.zeros((2, 2), dtype=gt.float64))
+
+
+def _ref_conv3d(x, w, strides, dilations, pads):
+    n, d, h, wd, c = x.shape
+    kd, kh, kw, _, o = w.shape
+    xp = np.pad(x, ((0, 0),) + tuple(pads) + ((0, 0),))
+    outs = [(size + sum(p) - (k - 1) * dl - 1) // s + 1 for size, k, s, dl, p in
+            zip((d, h, wd), (kd, kh, kw), strides, dilations, pads)]
+    out = np.zeros([n] + outs + [o])
+    for a in range(outs[0]):
+        for b in range(outs[1]):
+            for e in range(outs[2]):
+                for i in range(kd):
+                    for j in range(kh):
+                        for m in range(kw):
+                            out[:, a, b, e] += xp[:, a * strides[0] + i * dilations[0],
+                                                  b * strides[1] + j * dilations[1],
+                                                  e * strides[2] + m * dilations[2]] @ w[i, j, m]
+    return out
+
+
+@pytest.mark.parametrize("xs,ws,strides,padding,dil", [
+    ((2, 5, 4, 6, 2), (3, 2, 3, 2, 3), (1, 1, 1), "SAME", (1, 1, 1)),
+    ((1, 6, 5, 5, 3), (2, 3, 2, 3, 2), (2, 1, 3), "SAME", (1, 1, 1)),
+    ((2, 7, 4, 5, 2), (3, 2, 2, 2, 2), (2, 2, 1), "VALID", (1, 1, 1)),
+    ((1, 6, 5, 6, 1), (2, 2, 3, 1, 2), (1, 1, 1), "SAME", (2, 1, 2)),
+    ((1, 3, 3, 3, 2), (1, 1, 1, 2, 4), (1, 1, 1), "VALID", (1, 1, 1)),
+])
+def test_conv3d_and_its_transpose_against_naive_loops(xs, ws, strides, padding, dil):
+    rng = np.random.default_rng(13)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    pads = [_same_pads(size, k, s, d) if padding == "SAME" else (0, 0)
+            for size, k, s, d in zip(xs[1:4], ws[:3], strides, dil)]
+    ref = _ref_conv3d(x, w, strides, dil, pads)
+    five = lambda v: [1, *v, 1]   # noqa: E731
+    y = gt.nn.conv3d(gt.constant(x), gt.constant(w), five(strides), padding, dilations=five(dil))
+    assert y.shape == ref.shape
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-10, atol=1e-10)
+    # NCDHW gives the same numbers
+    ycf = gt.nn.conv3d(gt.constant(x.transpose(0, 4, 1, 2, 3)), gt.constant(w),
+                       [1, 1, *strides], padding, data_format="NCDHW", dilations=[1, 1, *dil])
+    np.testing.assert_allclose(ycf.numpy().transpose(0, 2, 3, 4, 1), ref, rtol=1e-10, atol=1e-10)
+    # conv3d_transpose is the input gradient; the filter gradient is <x-patches, r>
+    r = rng.standard_normal(ref.shape)
+    xt, wt = gt.constant(x), gt.constant(w)
+    with gt.GradientTape() as tape:
+        tape.watch([xt, wt])
+        s = gt.reduce_sum(gt.nn.conv3d(xt, wt, five(strides), padding, dilations=five(dil)) *
+                          gt.constant(r))
+    gx, gw = tape.gradient(s, [xt, wt])
+    eye_x = np.eye(x.size).reshape((x.size,) + xs)
+    num_gx = np.array([np.sum(_ref_conv3d(e, w, strides, dil, pads) * r) for e in eye_x])
+    np.testing.assert_allclose(gx.numpy().ravel(), num_gx, rtol=1e-9, atol=1e-9)
+    eye_w = np.eye(w.size).reshape((w.size,) + ws)
+    num_gw = np.array([np.sum(_ref_conv3d(x, e, strides, dil, pads) * r) for e in eye_w])
+    np.testing.assert_allclose(gw.numpy().ravel(), num_gw, rtol=1e-9, atol=1e-9)
+    yt = gt.nn.conv3d_transpose(gt.constant(r), wt, xs, list(strides), padding, dilations=dil)
+    np.testing.assert_allclose(yt.numpy(), gx.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_conv3d_errors_follow_tensorflow():
+    x = gt.zeros((1, 3, 3, 3, 2))
+    w = gt.zeros((2, 2, 2, 2, 1))
+    with pytest.raises(TypeError, match=r"conv3d: strides must be a list of 5 ints, got 1"):
+        gt.nn.conv3d(x, w, 1, "SAME")
+    with pytest.raises(ValueError, match=r"conv3d: strides must be a list of 5 ints"):
+        gt.nn.conv3d(x, w, [1, 1, 1], "SAME")
+    with pytest.raises(ValueError, match=r"must be 1 in the batch and channel dimensions"):
+        gt.nn.conv3d(x, w, [2, 1, 1, 1, 1], "SAME")
+    with pytest.raises(ValueError, match=r"conv3d: padding must be 'SAME' or 'VALID'"):
+        gt.nn.conv3d(x, w, [1] * 5, [[0, 0], [1, 1], [1, 1], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match=r"conv3d: input has 2 channels but filters"):
+        gt.nn.conv3d(x, gt.zeros((2, 2, 2, 3, 1)), [1] * 5, "SAME")
+    with pytest.raises(ValueError, match=r"conv3d: data_format must be 'NDHWC' or 'NCDHW'"):
+        gt.nn.conv3d(x, w, [1] * 5, "SAME", data_format="NHWC")
+    with pytest.raises(ValueError, match=r"does not fit"):
+        gt.nn.conv3d(x, gt.zeros((4, 2, 2, 2, 1)), [1] * 5, "VALID")
+    with pytest.raises(ValueError, match=r"conv3d_transpose: output_shape \(1, 5, 4, 4, 3\) "
+                                         r"with strides \(2, 2, 2\)"):
+        gt.nn.conv3d_transpose(gt.zeros((1, 2, 2, 2, 2)), gt.zeros((2, 2, 2, 3, 2)),
+                               [1, 5, 4, 4, 3], 2, "SAME")
+
+
+def _ref_pool3d(x, k, s, padding, kind):
+    n, d, h, w, c = x.shape
+    pads = [_same_pads(size, kk, ss, 1) if padding == "SAME" else (0, 0)
+            for size, kk, ss in zip((d, h, w), k, s)]
+    outs = [(size + sum(p) - kk) // ss + 1 for size, kk, ss, p in zip((d, h, w), k, s, pads)]
+    out = np.zeros([n] + outs + [c])
+    for a in range(outs[0]):
+        for b in range(outs[1]):
+            for e in range(outs[2]):
+                o = [q * ss - p[0] for q, ss, p in zip((a, b, e), s, pads)]
+                win = x[:, max(o[0], 0):o[0] + k[0], max(o[1], 0):o[1] + k[1],
+                        max(o[2], 0):o[2] + k[2]]
+                out[:, a, b, e] = win.max(axis=(1, 2, 3)) if kind == "max" else \
+                    win.mean(axis=(1, 2, 3))
+    return out
+
+
+@pytest.mark.parametrize("k,s,padding", [((2, 2, 2), (2, 2, 2), "VALID"),
+                                         ((3, 2, 2), (2, 1, 2), "SAME"),
+                                         ((1, 3, 3), (1, 2, 2), "SAME"),
+                                         ((2, 1, 1), (1, 1, 1), "VALID"),
+                                         ((3, 3, 3), (1, 1, 1), "SAME")])
+def test_pool3d_against_naive_loops(device, k, s, padding):
+    x = np.random.default_rng(14).standard_normal((2, 5, 6, 7, 3))
+    for kind, fn in (("max", gt.nn.max_pool3d), ("avg", gt.nn.avg_pool3d)):
+        y = fn(gt.constant(x), list(k), list(s), padding)
+        np.testing.assert_allclose(y.numpy(), _ref_pool3d(x, k, s, padding, kind), rtol=1e-12,
+                                   err_msg=kind)
+        ycf = fn(gt.constant(x.transpose(0, 4, 1, 2, 3)), [1, 1, *k], [1, 1, *s], padding,
+                 data_format="NCDHW")
+        np.testing.assert_allclose(ycf.numpy().transpose(0, 2, 3, 4, 1),
+                                   _ref_pool3d(x, k, s, padding, kind), rtol=1e-12)
+
+
+def test_pool3d_numbers_gradients_and_errors():
+    x = gt.reshape(gt.range(27.0), (1, 3, 3, 3, 1))
+    # TF: SAME windows average only their input elements
+    np.testing.assert_array_equal(gt.nn.avg_pool3d(x, 2, 2, "SAME").numpy().ravel(),
+                                  [6.5, 8.0, 11.0, 12.5, 20.0, 21.5, 24.5, 26.0])
+    g = grad(lambda t: gt.nn.avg_pool3d(t, 2, 2, "SAME"), np.ones((1, 3, 3, 3, 1)))
+    np.testing.assert_allclose(g.numpy()[0, 2, :, :, 0], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5],
+                                                          [0.5, 0.5, 1.0]])
+    # ties: the whole gradient goes to the window's first maximum in (depth, row, column)
+    # order, as 2-D max pooling does. (TF's CPU MaxPool3DGrad gives every tied maximum the
+    # whole gradient instead: all ones here.)
+    g = grad(lambda t: gt.nn.max_pool3d(t, 2, 2, "VALID"), np.ones((1, 2, 2, 2, 1)))
+    assert g.numpy().sum() == 1.0 and g.numpy()[0, 0, 0, 0, 0] == 1.0
+    t = np.zeros((1, 2, 2, 2, 1))
+    t[0, 1, 0, 0, 0] = t[0, 0, 1, 1, 0] = 1.0
+    g = grad(lambda v: gt.nn.max_pool3d(v, 2, 2, "VALID"), t).numpy()
+    assert g.sum() == 1.0 and g[0, 0, 1, 1, 0] == 1.0
+    assert gt.nn.max_pool3d(gt.zeros((1, 4, 4, 4, 1)), [2, 1, 2], [1, 2, 2], "VALID").shape == \
+        (1, 3, 2, 2, 1)
+    with pytest.raises(ValueError, match=r"max_pool3d: input must have rank 5"):
+        gt.nn.max_pool3d(gt.zeros((1, 4, 4, 1)), 2, 2, "VALID")
+    with pytest.raises(ValueError, match=r"avg_pool3d: padding must be 'SAME' or 'VALID'"):
+        gt.nn.avg_pool3d(x, 2, 2, [[0, 0], [1, 1], [1, 1], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match=r"ksize must be an int or a list of 1, 3 or 5 ints"):
+        gt.nn.max_pool3d(x, [2, 2], 2, "VALID")
+    with pytest.raises(ValueError, match=r"does not fit"):
+        gt.nn.max_pool3d(x, 4, 1, "VALID")
+
+
+def test_max_pool_explicit_padding_matches_tensorflow(device):
+    x = gt.reshape(gt.range(16.0), (1, 4, 4, 1)) - 8.0
+    y = gt.nn.max_pool2d(x, 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]])
+    np.testing.assert_array_equal(y.numpy()[0, :, :, 0],
+                                  [[-8, -6, -5], [0, 2, 3], [4, 6, 7]])
+    y = gt.nn.max_pool2d(x, 3, 1, [[0, 0], [0, 2], [1, 0], [0, 0]])
+    np.testing.assert_array_equal(y.numpy()[0, :, :, 0],
+                                  [[1, 2, 3], [5, 6, 7], [5, 6, 7], [5, 6, 7]])
+    assert gt.nn.max_pool(x, 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]]).shape == (1, 3, 3, 1)
+    y1 = gt.nn.max_pool1d(gt.constant([[[1.0], [-2.0], [3.0], [-4.0]]]), 2, 2,
+                          [[0, 0], [1, 1], [0, 0]])
+    np.testing.assert_array_equal(y1.numpy().ravel(), [1.0, 3.0, -4.0])
+    nchw = gt.nn.max_pool2d(gt.transpose(x, [0, 3, 1, 2]), 2, 2, [[0, 0], [0, 0], [1, 1], [1, 1]],
+                            data_format="NCHW")
+    np.testing.assert_array_equal(nchw.numpy()[0, 0], [[-8, -6, -5], [0, 2, 3], [4, 6, 7]])
+    # the gradient goes to the window's first maximum; padding never takes it
+    g = grad(lambda t: gt.nn.max_pool2d(t, 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]]),
+             -np.ones((1, 4, 4, 1)))
+    assert g.numpy().sum() == 9.0
+    with pytest.raises(ValueError, match=r"max_pool2d: explicit padding \[\[0, 0\], \[2, 2\], "
+                                         r"\[1, 1\], \[0, 0\]\] must be non-negative and "
+                                         r"smaller than the window size"):
+        gt.nn.max_pool2d(x, 2, 2, [[0, 0], [2, 2], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match=r"one \[before, after\] pair per input axis \(4\)"):
+        gt.nn.max_pool2d(x, 2, 2, [[1, 1], [1, 1]])
+    with pytest.raises(ValueError, match=r"must be 0 in the batch and channel dimensions"):
+        gt.nn.max_pool2d(x, 2, 2, [[1, 0], [1, 1], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match=r"avg_pool2d: padding must be 'SAME' or 'VALID'"):
+        gt.nn.avg_pool2d(x, 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]])

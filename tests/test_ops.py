@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gradtape as gt
-import gradtape.bitwise  # noqa: F401  (gt.bitwise)
 from gradtape.registry import Op, apply
 
 
@@ -641,3 +640,17 @@ def test_top_level_norm_takes_the_spectral_norm_of_matrices():
     a = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
     got = gt.norm(gt.constant(a), ord=2, axis=[-2, -1]).numpy()
     np.testing.assert_allclose(got, np.linalg.norm(a, 2, axis=(-2, -1)), rtol=1e-5)
+
+
+def test_indexed_slices_convert_to_the_dense_tensor_they_stand_for():
+    s = gt.IndexedSlices(gt.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), gt.constant([0, 2, 0]),
+                         [3, 2])
+    assert s.shape == [3, 2] and s.dtype == gt.float32
+    np.testing.assert_array_equal(gt.convert_to_tensor(s).numpy(), [[6, 8], [0, 0], [3, 4]])
+    assert float(gt.reduce_sum(s)) == 21.0
+    np.testing.assert_array_equal(s.values.numpy()[1], [3.0, 4.0])
+    with pytest.raises(TypeError, match="indices must be a 1-D integer tensor"):
+        gt.IndexedSlices(gt.ones((2, 2)), gt.constant([0.0, 1.0]))
+    v = gt.Variable(np.zeros((3, 2), np.float32))
+    gt.optimizers.SGD(1.0).apply_gradients([(s, v)])
+    np.testing.assert_array_equal(v.numpy(), [[-6, -8], [0, 0], [-3, -4]])

@@ -87,3 +87,12 @@ def test_bad_input_is_named():
         gt.math.top_k(x, 1.5)
     with pytest.raises(TypeError, match="argsort: axis must be an int"):
         gt.argsort(x, axis=None)
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict:0"])
+def test_top_k_ranks_nan_above_infinity_as_tf(device):
+    with gt.device(device):
+        values, indices = gt.nn.top_k(gt.constant(np.array([1.0, np.nan, 3.0, np.inf],
+                                                            np.float32)), 3)
+    np.testing.assert_array_equal(values.numpy(), [np.nan, np.inf, 3.0])
+    np.testing.assert_array_equal(indices.numpy(), [1, 3, 2])

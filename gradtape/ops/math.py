@@ -284,15 +284,15 @@ _where_idx = defop("where_indices", lambda xp, c: xp.argwhere(c).astype(xp.int64
 def where(condition, x=None, y=None, name=None):
     """Elements of ``x`` where ``condition`` holds, else of ``y`` (with broadcasting).
 
-    With only ``condition``: the coordinates of its true elements, shape ``[n, rank]``
+    With only ``condition``: the coordinates of its true (non-zero) elements, shape ``[n, rank]``
     (``[n, 0]`` for a scalar condition). Their number depends on the values, so on a device
     the host cannot read, the host waits for the device.
     """
     c = as_tensor(condition, "where")
+    if x is None and y is None:
+        return apply1(_where_idx, c)    # any dtype: the coordinates of non-zeros, as TF
     if c._value.dtype.kind != "b":
         raise TypeError(f"where: condition must be a bool tensor, got {dtype_name(c)}")
-    if x is None and y is None:
-        return apply1(_where_idx, c)
     if x is None or y is None:
         raise ValueError("where: x and y must both be given, or neither")
     x, y = binary("where", x, y)

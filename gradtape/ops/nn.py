@@ -28,7 +28,10 @@ __all__ = [
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits", "l2_loss",
     "bias_add", "conv1d", "conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "max_pool",
     "avg_pool", "moments", "batch_normalization", "l2_normalize", "compute_average_loss",
-    "dropout", "embedding_lookup",
+    "dropout", "embedding_lookup", "in_top_k", "weighted_cross_entropy_with_logits",
+    "log_poisson_loss", "crelu", "weighted_moments", "normalize_moments", "depth_to_space",
+    "space_to_depth", "local_response_normalization", "lrn", "atrous_conv2d",
+    "conv1d_transpose", "conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d", "convolution",
 ]
 
 
@@ -1319,9 +1322,12 @@ def _pool(op, opname, input, ksize, strides, padding, data_format, rank):
         k = _spatial_arg(ksize, opname, "ksize", channels_first=cf)
         s = _spatial_arg(strides, opname, "strides", channels_first=cf)
     shape = tuple(x._value.shape)
-    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
-        raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
-    pads = _pads(padding, shape[1:3], k, s, (1, 1), opname)
+    if isinstance(padding, str) or op is not _max_pool:
+        if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+            raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
+        pads = _pads(padding, shape[1:3], k, s, (1, 1), opname)
+    else:
+        pads = _explicit_pool_pads(padding, nd, cf, k, opname)
     if _out_size(shape[1], k[0], s[0], 1, pads[0]) <= 0 or \
             _out_size(shape[2], k[1], s[1], 1, pads[1]) <= 0:
         raise ValueError(f"{opname}: window {k} does not fit the input of spatial size "
@@ -1336,9 +1342,35 @@ def _pool(op, opname, input, ksize, strides, padding, data_format, rank):
     return _from_nhwc(y, cf)
 
 
+def _explicit_pool_pads(padding, nd, channels_first, k, opname):
+    """Max pooling's explicit padding, one [before, after] pair per axis of the input (0 on
+    the batch and channel axes; padding never wins the maximum), as the 2-D pads; each
+    smaller than the window, as TF requires."""
+    try:
+        p = [[int(a), int(b)] for a, b in padding]
+    except (TypeError, ValueError):
+        raise ValueError(f"{opname}: padding must be 'SAME', 'VALID' or a list of [before, "
+                         f"after] pairs, got {padding!r}") from None
+    if len(p) != nd:
+        raise ValueError(f"{opname}: explicit padding must have one [before, after] pair per "
+                         f"input axis ({nd}), got {padding!r}")
+    edges = (p[0], p[1]) if channels_first else (p[0], p[-1])
+    spatial = p[2:] if channels_first else p[1:-1]
+    if any(e != [0, 0] for e in edges):
+        raise ValueError(f"{opname}: explicit padding {p} must be 0 in the batch and channel "
+                         "dimensions")
+    pads = ((0, 0), tuple(spatial[0])) if nd == 3 else (tuple(spatial[0]), tuple(spatial[1]))
+    for (before, after), size in zip(pads, k):
+        if min(before, after) < 0 or max(before, after) >= size:
+            raise ValueError(f"{opname}: explicit padding {p} must be non-negative and smaller "
+                             f"than the window size {k[1] if nd == 3 else k}")
+    return pads
+
+
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None) -> Tensor:
     """Maximum over ``ksize`` windows of an NHWC batch; the gradient goes to each window's
-    first maximum (as TF)."""
+    first maximum (as TF). ``padding`` may also be explicit, ``[[0, 0], [top, bottom],
+    [left, right], [0, 0]]`` (each smaller than the window; the padding never wins)."""
     return _pool(_max_pool, "max_pool2d", input, ksize, strides, padding, data_format, 4)
 
 
@@ -1575,3 +1607,554 @@ def _clip_rows(rows, max_norm, id_rank):
     axes = list(range(id_rank, rows._value.ndim))
     norm = sqrt(reduce_sum(rows * rows, axis=axes, keepdims=True))
     return rows * (max_norm / maximum(norm, max_norm))
+
+
+# --- more of tf.nn: losses, moments, rearrangements, normalization ------------------------------
+
+def _same_shape(opname, a: Tensor, b: Tensor, what_a, what_b):
+    if tuple(a._value.shape) != tuple(b._value.shape):
+        raise ValueError(f"{opname}: {what_a} and {what_b} must have the same shape, got "
+                         f"{tuple(a._value.shape)} and {tuple(b._value.shape)}")
+
+
+def _in_top_k_fwd(xp, predictions, targets, k):
+    n_classes = predictions.shape[1]
+    t = targets.astype(np.int64)
+    valid = (t >= 0) & (t < n_classes)
+    picked = xp.take_along_axis(predictions, xp.where(valid, t, 0)[:, None], axis=1)
+    more = xp.sum(predictions > picked, axis=1)
+    finite = xp.all(xp.isfinite(predictions), axis=1)
+    return valid & finite & (more < k)
+
+
+_in_top_k = defop("in_top_k", _in_top_k_fwd, None, nondiff=True)
+
+
+def in_top_k(targets, predictions, k, name=None) -> Tensor:
+    """Whether each ``targets[i]`` is among the ``k`` largest ``predictions[i]``, as
+    ``tf.math.in_top_k`` (TF 2 argument order): fewer than ``k`` classes score strictly
+    higher (so ties count in the target's favour). A target outside ``[0, classes)`` or a row
+    holding a NaN or an infinity gives False."""
+    opname = "in_top_k"
+    p = _float_input(predictions, opname)
+    if isinstance(targets, Tensor):
+        t = targets
+        if t._device is not p._device:
+            raise ValueError(f"{opname}: targets are on {t._device}, predictions on "
+                             f"{p._device}")
+    else:
+        t = Tensor(device_array(targets, p._device), p._device)
+    if t._value.dtype.kind not in "iu":
+        raise TypeError(f"{opname}: targets must be int32 or int64, got {dtype_name(t)}")
+    if p._value.ndim != 2:
+        raise ValueError(f"{opname}: predictions must be 2-dimensional [batch, classes], got "
+                         f"shape {tuple(p._value.shape)}")
+    if t._value.ndim != 1 or t._value.shape[0] != p._value.shape[0]:
+        raise ValueError(f"{opname}: targets must be a vector of the batch size "
+                         f"{p._value.shape[0]}, got shape {tuple(t._value.shape)}")
+    if isinstance(k, Tensor):
+        k = k.numpy()
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) and not (
+            isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu"):
+        raise TypeError(f"{opname}: k must be an int, got {k!r}")
+    return apply(_in_top_k, (p, t), {"k": int(k)})
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None) -> Tensor:
+    """Sigmoid cross-entropy with the positive term weighted by ``pos_weight``:
+    ``(1 - z) * x + (1 + (pos_weight - 1) * z) * (log1p(exp(-|x|)) + relu(-x))``, TF's
+    formula (stable for large ``|x|``)."""
+    from .math import abs as _abs, exp, log1p
+    opname = "weighted_cross_entropy_with_logits"
+    x = _float_input(logits, opname)
+    z = _same_float(opname, x, labels, "labels")
+    _same_shape(opname, x, z, "logits", "labels")
+    w = _same_float(opname, x, pos_weight, "pos_weight")
+    log_weight = 1.0 + (w - 1.0) * z
+    return (1.0 - z) * x + log_weight * (log1p(exp(-_abs(x))) + relu(-x))
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None) -> Tensor:
+    """``exp(log_input) - log_input * targets``, plus with ``compute_full_loss`` the Stirling
+    term ``t * log(t) - t + 0.5 * log(2 * pi * t)`` where ``targets > 1`` (as TF: zero for
+    ``0 <= t <= 1``)."""
+    from .math import exp, log, logical_and, where, xlogy
+    opname = "log_poisson_loss"
+    c = _float_input(log_input, opname)
+    z = _same_float(opname, c, targets, "targets")
+    _same_shape(opname, c, z, "log_input", "targets")
+    result = exp(c) - c * z
+    if compute_full_loss:
+        stirling = xlogy(z, z) - z + 0.5 * log((2.0 * _pymath.pi) * z)    # no 0 * -inf
+        small = logical_and(z >= 0.0, z <= 1.0)
+        result = result + where(small, 0.0 * z, stirling)
+    return result
+
+
+def crelu(features, axis=-1, name=None) -> Tensor:
+    """Concatenated ReLU: ``relu(concat([x, -x], axis))`` (twice the size along ``axis``)."""
+    from .shape import concat
+    x = _float_input(features, "crelu")
+    return relu(concat([x, -x], axis=axis))
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """``(mean, variance)`` of ``x`` over ``axes`` with each element counted
+    ``frequency_weights`` times (broadcast against ``x``); zero total weight gives 0, as TF's
+    ``divide_no_nan``."""
+    from .core import zeros_like
+    from .math import divide_no_nan, squared_difference
+    from .reduce import reduce_sum
+    from .shape import squeeze
+    opname = "weighted_moments"
+    t = _float_input(x, opname)
+    w = _same_float(opname, t, frequency_weights, "frequency_weights")
+    ax = normalize_axis(axes, t._value.ndim, opname)
+    total = reduce_sum(w + zeros_like(t), axis=ax, keepdims=True)
+    mean = divide_no_nan(reduce_sum(w * t, axis=ax, keepdims=True), total)
+    variance = divide_no_nan(reduce_sum(w * squared_difference(t, mean), axis=ax,
+                                        keepdims=True), total)
+    if not keepdims:
+        sq = list(ax) if ax is not None else list(range(t._value.ndim))
+        if sq:
+            mean = squeeze(mean, sq)
+            variance = squeeze(variance, sq)
+    return mean, variance
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """``(mean, variance)`` from sufficient statistics: ``mean_ss / counts`` (plus ``shift``
+    when not None) and ``variance_ss / counts - (mean_ss / counts) ** 2``."""
+    from .math import square
+    opname = "normalize_moments"
+    m = _float_input(mean_ss, opname)
+    divisor = 1.0 / _same_float(opname, m, counts, "counts")
+    shifted_mean = m * divisor
+    mean = shifted_mean if shift is None else shifted_mean + _same_float(opname, m, shift,
+                                                                         "shift")
+    variance = _same_float(opname, m, variance_ss, "variance_ss") * divisor - \
+        square(shifted_mean)
+    return mean, variance
+
+
+def _block_size(block_size, opname):
+    if isinstance(block_size, Tensor):
+        block_size = block_size.numpy()
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
+        raise TypeError(f"{opname}: block_size must be an int, got {block_size!r}")
+    if block_size < 2:
+        raise ValueError(f"{opname}: block_size must be at least 2, got {block_size}")
+    return int(block_size)
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None) -> Tensor:
+    """Move channel blocks into ``block_size x block_size`` spatial tiles, as
+    ``tf.nn.depth_to_space``: ``[N, H, W, C]`` -> ``[N, H * b, W * b, C / b**2]``, with
+    output ``[n, h * b + i, w * b + j, c]`` from input channel ``(i * b + j) * C / b**2 + c``
+    (``"NCHW"``: the same on ``[N, C, H, W]``). Any dtype."""
+    from .shape import reshape, transpose
+    opname = "depth_to_space"
+    x = as_tensor(input, opname)
+    b = _block_size(block_size, opname)
+    cf = _data_format(data_format, opname)
+    if x._value.ndim != 4:
+        raise ValueError(f"{opname}: input must have rank 4, got shape "
+                         f"{tuple(x._value.shape)}")
+    x = _to_nhwc(x, cf)
+    n, h, w, c = x._value.shape
+    if c % (b * b):
+        raise ValueError(f"{opname}: input depth {c} must be divisible by block_size ** 2 = "
+                         f"{b * b}")
+    y = transpose(reshape(x, (n, h, w, b, b, c // (b * b))), (0, 1, 3, 2, 4, 5))
+    return _from_nhwc(reshape(y, (n, h * b, w * b, c // (b * b))), cf)
+
+
+def space_to_depth(input, block_size, data_format="NHWC", name=None) -> Tensor:
+    """The inverse of :func:`depth_to_space`: ``[N, H, W, C]`` -> ``[N, H / b, W / b,
+    C * b**2]`` (``H`` and ``W`` divisible by ``b``)."""
+    from .shape import reshape, transpose
+    opname = "space_to_depth"
+    x = as_tensor(input, opname)
+    b = _block_size(block_size, opname)
+    cf = _data_format(data_format, opname)
+    if x._value.ndim != 4:
+        raise ValueError(f"{opname}: input must have rank 4, got shape "
+                         f"{tuple(x._value.shape)}")
+    x = _to_nhwc(x, cf)
+    n, h, w, c = x._value.shape
+    if h % b or w % b:
+        raise ValueError(f"{opname}: image height {h} and width {w} must be divisible by "
+                         f"block_size {b}")
+    y = transpose(reshape(x, (n, h // b, b, w // b, b, c)), (0, 1, 3, 2, 4, 5))
+    return _from_nhwc(reshape(y, (n, h // b, w // b, b * b * c)), cf)
+
+
+def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5,
+                                 name=None) -> Tensor:
+    """``input / (bias + alpha * sqr_sum) ** beta`` with ``sqr_sum`` the sum of squares over
+    the channels ``[c - depth_radius, c + depth_radius]`` of a 4-D NHWC input, as
+    ``tf.nn.local_response_normalization`` (also float64, which TF refuses)."""
+    from .math import square
+    from .shape import pad
+    opname = "local_response_normalization"
+    x = _float_input(input, opname)
+    if x._value.ndim != 4:
+        raise ValueError(f"{opname}: input must be 4-dimensional, got shape "
+                         f"{tuple(x._value.shape)}")
+    r = int(depth_radius)
+    if r < 0:
+        raise ValueError(f"{opname}: depth_radius must be >= 0, got {depth_radius}")
+    c = x._value.shape[3]
+    r = min(r, max(c - 1, 0))                 # a wider window only adds padding zeros
+    sq = square(x)
+    if r:
+        padded = pad(sq, [[0, 0], [0, 0], [0, 0], [r, r]])
+        acc = padded[..., 0:c]
+        for i in range(1, 2 * r + 1):
+            acc = acc + padded[..., i:i + c]
+    else:
+        acc = sq
+    return x * (float(bias) + float(alpha) * acc) ** (-float(beta))
+
+
+lrn = local_response_normalization
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None) -> Tensor:
+    """:func:`conv2d` with stride 1 and dilation ``rate`` in both spatial axes (NHWC), as
+    ``tf.nn.atrous_conv2d``."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, np.integer)):
+        raise TypeError(f"atrous_conv2d: rate must be an int, got {rate!r}")
+    if rate < 1:
+        raise ValueError(f"atrous_conv2d: rate must be positive, got {rate}")
+    return conv2d(value, filters, 1, padding, dilations=int(rate))
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",
+                     dilations=None, name=None) -> Tensor:
+    """The gradient of :func:`conv1d` with respect to its input: ``input`` ``[N, W, O]``,
+    ``filters`` ``[K, C, O]`` -> ``output_shape`` ``[N, OW, C]`` (``"NCW"``: channels
+    first). Computed as a height-1 :func:`conv2d_transpose`."""
+    from .shape import expand_dims, squeeze, transpose
+    opname = "conv1d_transpose"
+    if data_format not in ("NWC", "NCW", None):
+        raise ValueError(f"{opname}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    g = _float_input(input, opname)
+    w = _same_float(opname, g, filters, "filters")
+    if isinstance(output_shape, Tensor):
+        output_shape = output_shape.numpy().tolist()
+    out_shape = [int(v) for v in output_shape]
+    if g._value.ndim != 3 or w._value.ndim != 3 or len(out_shape) != 3:
+        raise ValueError(f"{opname}: input, filters and output_shape must all have rank 3, got "
+                         f"{tuple(g._value.shape)}, {tuple(w._value.shape)} and "
+                         f"{tuple(out_shape)}")
+    if not isinstance(padding, str):
+        raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    s = _one_int(strides, opname, "strides")
+    d = _one_int(dilations, opname, "dilations")
+    if data_format == "NCW":
+        g = transpose(g, [0, 2, 1])
+        out_shape = [out_shape[0], out_shape[2], out_shape[1]]
+    y = conv2d_transpose(expand_dims(g, 1), expand_dims(w, 0),
+                         [out_shape[0], 1, out_shape[1], out_shape[2]], [1, s], padding,
+                         dilations=[1, d])
+    y = squeeze(y, [1])
+    return transpose(y, [0, 2, 1]) if data_format == "NCW" else y
+
+
+# --- 3-D convolution and pooling ------------------------------------------------------------------
+# Built from the 2-D primitives, so they run on every device (the GPU window kernels included)
+# and their gradients (to any order) come from the 2-D rules. A 3-D convolution gathers the KD
+# depth taps of each output depth into the channel axis ([N * OD, H, W, KD * C]) and makes one
+# conv2d with the [KH, KW, KD * C, O] filters; SAME padding in depth is explicit zero padding.
+# Pooling pools each depth slice in H and W, then the results over depth windows (a 2-D pool
+# of [N, D, OH * OW, C] with windows (KD, 1)).
+
+def _data_format3(data_format, opname):
+    if data_format is None:
+        return False
+    fmt = str(data_format).upper()
+    if fmt == "NDHWC":
+        return False
+    if fmt == "NCDHW":
+        return True
+    raise ValueError(f"{opname}: data_format must be 'NDHWC' or 'NCDHW', got {data_format!r}")
+
+
+def _spatial3(value, opname, what, channels_first, short=True):
+    """``(d, h, w)`` from a list of 5 (1 on the batch and channel axes) or, with ``short``,
+    an int or a list of 1 or 3."""
+    if value is None:
+        return (1, 1, 1)
+    if isinstance(value, Tensor):
+        value = value.numpy().tolist()
+    forms = "an int or a list of 1, 3 or 5 ints" if short else "a list of 5 ints"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if not short:
+            raise TypeError(f"{opname}: {what} must be {forms}, got {value!r}")
+        vals = (int(value),) * 3
+    else:
+        try:
+            v = [int(a) for a in value]
+        except (TypeError, ValueError):
+            raise TypeError(f"{opname}: {what} must be {forms}, got {value!r}") from None
+        if len(v) == 5:
+            batch, chan = (v[0], v[1]) if channels_first else (v[0], v[4])
+            if batch != 1 or chan != 1:
+                raise ValueError(f"{opname}: {what} {v} must be 1 in the batch and channel "
+                                 "dimensions")
+            vals = tuple(v[2:5]) if channels_first else tuple(v[1:4])
+        elif short and len(v) in (1, 3):
+            vals = tuple(v) * (3 // len(v))
+        else:
+            raise ValueError(f"{opname}: {what} must be {forms}, got {value!r}")
+    if min(vals) < 1:
+        raise ValueError(f"{opname}: {what} must be >= 1, got {vals}")
+    return vals
+
+
+def _string_pads(padding, sizes, ks, strides, dilations, opname):
+    """((before, after), ...) per spatial axis for 'SAME' or 'VALID'."""
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    if padding.upper() == "VALID":
+        return ((0, 0),) * len(sizes)
+    return _pads("SAME", sizes, ks, strides, dilations, opname)
+
+
+def _to_ndhwc(x, channels_first):
+    from .shape import transpose
+    return transpose(x, (0, 2, 3, 4, 1)) if channels_first else x
+
+
+def _from_ndhwc(y, channels_first):
+    from .shape import transpose
+    return transpose(y, (0, 4, 1, 2, 3)) if channels_first else y
+
+
+def _depth_filters(w):
+    """[KD, KH, KW, C, O] filters as [KH, KW, KD * C, O] (depth taps on the channel axis)."""
+    from .shape import reshape, transpose
+    kd, kh, kw, c, o = w._value.shape
+    return reshape(transpose(w, (1, 2, 0, 3, 4)), (kh, kw, kd * c, o))
+
+
+def _conv3d_ndhwc(x, w, s, d, pads):
+    from .shape import concat, pad, reshape
+    n, depth, h, wd, c = x._value.shape
+    kd, _, _, _, o = w._value.shape
+    if pads[0] != (0, 0):
+        x = pad(x, [[0, 0], list(pads[0]), [0, 0], [0, 0], [0, 0]])
+    padded = depth + pads[0][0] + pads[0][1]
+    od = _out_size(depth, kd, s[0], d[0], pads[0])
+    span = (od - 1) * s[0] + 1
+    if kd == 1 and span == padded:
+        xc = x
+    else:
+        taps = [x[:, i * d[0]:i * d[0] + span:s[0]] for i in range(kd)]
+        xc = taps[0] if kd == 1 else concat(taps, axis=4)          # [N, OD, H, W, KD * C]
+    y = apply(_conv, (reshape(xc, (n * od, h, wd, kd * c)), _depth_filters(w)),
+              {"strides": tuple(s[1:]), "dilations": tuple(d[1:]), "pads": tuple(pads[1:])})
+    return reshape(y, (n, od) + tuple(y._value.shape[1:]))
+
+
+def _conv3d_transpose_ndhwc(g, w, input_shape, s, d, pads):
+    from .shape import expand_dims, pad, reshape
+    n, depth, h, wd, c = input_shape
+    kd, _, _, _, o = w._value.shape
+    _, od, oh, ow, _ = g._value.shape
+    padded = depth + pads[0][0] + pads[0][1]
+    span = (od - 1) * s[0] + 1
+    xc = apply(_conv_bp_input, (reshape(g, (n * od, oh, ow, o)), _depth_filters(w)),
+               {"input_shape": (n * od, h, wd, kd * c), "strides": tuple(s[1:]),
+                "dilations": tuple(d[1:]), "pads": tuple(pads[1:])})
+    xc = reshape(xc, (n, od, h, wd, kd, c))
+    acc = None
+    for i in range(kd):
+        t = xc[:, :, :, :, i, :]                                   # [N, OD, H, W, C]
+        if s[0] > 1 and od > 1:                                    # zeros between depths
+            t = pad(expand_dims(t, 2), [[0, 0], [0, 0], [0, s[0] - 1], [0, 0], [0, 0], [0, 0]])
+            t = reshape(t, (n, od * s[0], h, wd, c))[:, :span]
+        before = i * d[0]
+        t = pad(t, [[0, 0], [before, padded - before - span], [0, 0], [0, 0], [0, 0]])
+        acc = t if acc is None else acc + t
+    if pads[0] != (0, 0):
+        acc = acc[:, pads[0][0]:pads[0][0] + depth]
+    return acc
+
+
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None,
+           name=None) -> Tensor:
+    """3-D convolution (cross-correlation), as ``tf.nn.conv3d``: ``input`` ``[N, D, H, W,
+    C]`` (``"NCDHW"``: ``[N, C, D, H, W]``), ``filters`` ``[KD, KH, KW, C, O]``; ``strides``
+    and ``dilations`` lists of 5 with 1 on the batch and channel axes; ``padding`` ``"SAME"``
+    or ``"VALID"``. Computed as one conv2d of the depth taps (see above)."""
+    opname = "conv3d"
+    cf = _data_format3(data_format, opname)
+    x, w = _conv_operands(opname, input, filters, "NCDHW" if cf else "NDHWC",
+                          "[depth, height, width, in_channels, out_channels]")
+    x = _to_ndhwc(x, cf)
+    if w._value.shape[3] != x._value.shape[4]:
+        raise ValueError(f"{opname}: input has {x._value.shape[4]} channels but filters of "
+                         f"shape {tuple(w._value.shape)} expect {w._value.shape[3]}")
+    s = _spatial3(strides, opname, "strides", cf, short=False)
+    d = _spatial3(dilations, opname, "dilations", cf, short=False)
+    sizes = tuple(x._value.shape[1:4])
+    ks = tuple(w._value.shape[:3])
+    pads = _string_pads(padding, sizes, ks, s, d, opname)
+    if any(_out_size(sz, k, st, dl, p) <= 0 for sz, k, st, dl, p in zip(sizes, ks, s, d, pads)):
+        raise ValueError(f"{opname}: the {ks} filter (dilations {d}) does not fit the input of "
+                         f"spatial size {sizes} with padding {padding!r}")
+    return _from_ndhwc(_conv3d_ndhwc(x, w, s, d, pads), cf)
+
+
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",
+                     data_format="NDHWC", dilations=None, name=None) -> Tensor:
+    """The gradient of :func:`conv3d` with respect to its input: ``input`` ``[N, D, H, W,
+    O]``, ``filters`` ``[KD, KH, KW, C, O]`` -> ``output_shape`` ``[N, OD, OH, OW, C]``;
+    ``strides``/``dilations`` an int or a list of 1, 3 or 5."""
+    opname = "conv3d_transpose"
+    cf = _data_format3(data_format, opname)
+    g = _float_input(input, opname)
+    w = _same_float(opname, g, filters, "filters")
+    if isinstance(output_shape, Tensor):
+        output_shape = output_shape.numpy().tolist()
+    out_shape = tuple(int(v) for v in output_shape)
+    if len(out_shape) != 5 or g._value.ndim != 5 or w._value.ndim != 5:
+        raise ValueError(f"{opname}: input, filters and output_shape must all have rank 5, got "
+                         f"{tuple(g._value.shape)}, {tuple(w._value.shape)} and {out_shape}")
+    g = _to_ndhwc(g, cf)
+    if cf:
+        out_shape = (out_shape[0],) + out_shape[2:] + (out_shape[1],)
+    n, c = out_shape[0], out_shape[4]
+    ks, fc, o = tuple(w._value.shape[:3]), w._value.shape[3], w._value.shape[4]
+    if fc != c or g._value.shape[4] != o or g._value.shape[0] != n:
+        raise ValueError(f"{opname}: filters of shape {tuple(w._value.shape)} do not connect "
+                         f"input {tuple(g._value.shape)} to output_shape {out_shape}")
+    s = _spatial3(strides, opname, "strides", cf)
+    d = _spatial3(dilations, opname, "dilations", cf)
+    sizes = out_shape[1:4]
+    pads = _string_pads(padding, sizes, ks, s, d, opname)
+    expect = tuple(_out_size(sz, k, st, dl, p) for sz, k, st, dl, p in
+                   zip(sizes, ks, s, d, pads))
+    if expect != tuple(g._value.shape[1:4]):
+        raise ValueError(f"{opname}: output_shape {out_shape} with strides {s} and padding "
+                         f"{padding!r} gives an input of spatial size {expect}, but the input "
+                         f"has {tuple(g._value.shape[1:4])}")
+    return _from_ndhwc(_conv3d_transpose_ndhwc(g, w, out_shape, s, d, pads), cf)
+
+
+def _pool3d(op, opname, input, ksize, strides, padding, data_format):
+    from .shape import reshape
+    x = _float_input(input, opname)
+    if x._value.ndim != 5:
+        raise ValueError(f"{opname}: input must have rank 5, got shape "
+                         f"{tuple(x._value.shape)}")
+    cf = _data_format3(data_format, opname)
+    x = _to_ndhwc(x, cf)
+    k = _spatial3(ksize, opname, "ksize", cf)
+    s = _spatial3(strides, opname, "strides", cf)
+    n, depth, h, w, c = x._value.shape
+    pads = _string_pads(padding, (depth, h, w), k, s, (1, 1, 1), opname)
+    od, oh, ow = (_out_size(sz, kk, st, 1, p) for sz, kk, st, p in
+                  zip((depth, h, w), k, s, pads))
+    if min(od, oh, ow) <= 0:
+        raise ValueError(f"{opname}: window {k} does not fit the input of spatial size "
+                         f"{(depth, h, w)} with {padding} padding")
+    y = x
+    if k[1:] != (1, 1) or s[1:] != (1, 1):
+        attrs = {"ksize": k[1:], "strides": s[1:], "pads": tuple(pads[1:])}
+        if op is _avg_pool:
+            attrs["input_shape"] = (n * depth, h, w, c)
+        y = apply1(op, reshape(x, (n * depth, h, w, c)), attrs)
+    y = reshape(y, (n, depth, oh * ow, c))
+    if k[0] != 1 or s[0] != 1:
+        attrs = {"ksize": (k[0], 1), "strides": (s[0], 1), "pads": (pads[0], (0, 0))}
+        if op is _avg_pool:
+            attrs["input_shape"] = (n, depth, oh * ow, c)
+        y = apply1(op, y, attrs)
+    return _from_ndhwc(reshape(y, (n, od, oh, ow, c)), cf)
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None) -> Tensor:
+    """Maximum over ``ksize`` windows of an NDHWC batch (``ksize``/``strides`` an int or a
+    list of 1, 3 or 5). The gradient goes to each window's first maximum in (depth, row,
+    column) order, as 2-D max pooling; TF's CPU kernel instead gives every tied maximum the
+    whole gradient."""
+    return _pool3d(_max_pool, "max_pool3d", input, ksize, strides, padding, data_format)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None) -> Tensor:
+    """Mean over ``ksize`` windows of an NDHWC batch; with SAME padding each window averages
+    only its input elements (as TF)."""
+    return _pool3d(_avg_pool, "avg_pool3d", input, ksize, strides, padding, data_format)
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None,
+                dilations=None, name=None) -> Tensor:
+    """An N-D convolution, N = rank(filters) - 2 (1, 2 or 3), as ``tf.nn.convolution``:
+    ``input`` ``[batch..., spatial..., C]`` (extra leading batch axes allowed),
+    ``strides``/``dilations`` an int or a list of N (or N + 2) ints; strides > 1 together
+    with dilations > 1 is refused, as in TF."""
+    from .shape import reshape
+    opname = "convolution"
+    x = _float_input(input, opname)
+    w = _same_float(opname, x, filters, "filters")
+    nsp = w._value.ndim - 2
+    if nsp not in (1, 2, 3):
+        raise ValueError(f"{opname}: filters must have rank 3, 4 or 5 (1-, 2- or 3-D), got "
+                         f"shape {tuple(w._value.shape)}")
+    if x._value.ndim < nsp + 2:
+        raise ValueError(f"{opname}: input of shape {tuple(x._value.shape)} has too few axes "
+                         f"for a {nsp}-D convolution")
+    if not isinstance(padding, str):
+        raise TypeError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    fmt = {1: "NWC", 2: "NHWC", 3: "NDHWC"}[nsp]
+    cf = data_format is not None and str(data_format).upper().startswith("NC")
+    if data_format is not None and str(data_format).upper() not in (fmt, "NC" + fmt[1:-1]):
+        raise ValueError(f"{opname}: data_format must be {fmt!r} or {'NC' + fmt[1:-1]!r} for "
+                         f"{nsp}-D filters, got {data_format!r}")
+
+    def spatial(value, what):
+        if value is None:
+            return (1,) * nsp
+        if isinstance(value, Tensor):
+            value = value.numpy().tolist()
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            v = (int(value),) * nsp
+        else:
+            v = tuple(int(a) for a in value)
+            if len(v) == nsp + 2:
+                edges = (v[0], v[1]) if cf else (v[0], v[-1])
+                if edges != (1, 1):
+                    raise ValueError(f"{opname}: {what} {list(v)} must be 1 in the batch and "
+                                     "channel dimensions")
+                v = v[2:] if cf else v[1:-1]
+            elif len(v) == 1:
+                v = v * nsp
+            elif len(v) != nsp:
+                raise ValueError(f"{opname}: {what} must be an int or a list of {nsp} ints, "
+                                 f"got {value!r}")
+        if min(v) < 1:
+            raise ValueError(f"{opname}: all values of {what} must be positive, got {list(v)}")
+        return v
+    s = spatial(strides, "strides")
+    d = spatial(dilations, "dilations")
+    if max(s) > 1 and max(d) > 1:
+        raise ValueError(f"{opname}: strides > 1 not supported in conjunction with dilations "
+                         f"> 1, got strides={list(s)} and dilations={list(d)}")
+    shape = tuple(x._value.shape)
+    lead = shape[:len(shape) - nsp - 1]
+    if len(lead) > 1:
+        x = reshape(x, (-1,) + shape[len(lead):])
+    fmt = "NC" + fmt[1:-1] if cf else fmt
+    if nsp == 1:
+        y = conv1d(x, w, s[0], padding, data_format=fmt, dilations=d[0])
+    elif nsp == 2:
+        y = conv2d(x, w, list(s), padding, data_format=fmt, dilations=list(d))
+    else:
+        five = (lambda v: [1, 1] + list(v)) if cf else (lambda v: [1] + list(v) + [1])
+        y = conv3d(x, w, five(s), padding, data_format=fmt, dilations=five(d))
+    if len(lead) > 1:
+        y = reshape(y, lead + tuple(y._value.shape[1:]))
+    return y

@@ -28,7 +28,13 @@ def _order_fwd(xp, x, descending):
         key = -x if x.dtype.kind in "fc" else xp.invert(x)
     else:
         key = x
-    return xp.argsort(key, axis=-1, kind="stable").astype(np.int32)
+    order = xp.argsort(key, axis=-1, kind="stable")
+    if descending and x.dtype.kind == "f":
+        # NaN ranks above +inf, as TF's top_k: a stable pass moving the NaNs to the front
+        nan_last = ~xp.isnan(xp.take_along_axis(x, order, axis=-1))
+        order = xp.take_along_axis(order, xp.argsort(nan_last, axis=-1, kind="stable"),
+                                   axis=-1)
+    return order.astype(np.int32)
 
 
 _order = defop("argsort", _order_fwd, None, nondiff=True)

@@ -95,6 +95,39 @@ def _batch_norm(x, mean, variance, offset, scale):
     return gt.nn.batch_normalization(x, mean, variance, offset, scale, 1e-3)
 
 
+def _wce(z, x, w):
+    return gt.nn.weighted_cross_entropy_with_logits(z, x, w)
+
+
+def _above_one(rng, shape):
+    return rng.uniform(1.5, 4.0, shape)
+
+
+def _weighted_moments(x, f):
+    mean, variance = gt.nn.weighted_moments(x, [0, 2], f)
+    return mean * 2.0 + variance
+
+
+def _normalize_moments(counts, mean_ss, variance_ss, shift):
+    mean, variance = gt.nn.normalize_moments(counts, mean_ss, variance_ss, shift)
+    return mean * 3.0 + variance
+
+
+def _conv3d(strides, padding, dilations=None):
+    def f(x, w):
+        return gt.nn.conv3d(x, w, strides, padding, dilations=dilations)
+    return f
+
+
+def _conv3d_transpose(g, w):
+    # input [1, 3, 2, 2, 3] -> output [1, 5, 4, 3, 2] (strides 2, 2, 2, SAME)
+    return gt.nn.conv3d_transpose(g, w, [1, 5, 4, 3, 2], 2, "SAME")
+
+
+def _conv1d_transpose(g, w):
+    return gt.nn.conv1d_transpose(g, w, [2, 7, 2], 2, "VALID")
+
+
 SPECS = [
     # --- activations (domains away from the kinks) ---
     Spec("relu", gt.nn.relu, UNARY, ops=("relu",), domain=away_from_zero),
@@ -182,4 +215,50 @@ SPECS = [
     Spec("avg_pool1d", _pool(gt.nn.avg_pool, 3, 2, "SAME"), [((2, 5, 3),)],
          ops=("avg_pool2d",)),
     Spec("avg_pool2d_grad", _avg_pool_grad, [((2, 3, 2, 2),)], ops=("avg_pool2d_grad",)),
+    Spec("max_pool2d_explicit_padding",
+         _pool(gt.nn.max_pool2d, [3, 2], [2, 1], [[0, 0], [2, 0], [1, 1], [0, 0]]),
+         [((2, 5, 4, 2),)], ops=("max_pool2d",), domain=distinct),
+    # --- more of tf.nn, composed from the primitives above ---
+    Spec("weighted_cross_entropy_with_logits", _wce, [((2, 3), (2, 3), (3,))],
+         ops=("log1p", "abs", "relu"), domains=(_prob, away_from_zero, positive)),
+    Spec("log_poisson_loss", gt.nn.log_poisson_loss, [((3, 4), (3, 4))], ops=("exp",)),
+    Spec("log_poisson_loss_full",
+         lambda z, c: gt.nn.log_poisson_loss(z, c, compute_full_loss=True), [((3, 4), (3, 4))],
+         ops=("log", "where"), domains=(_above_one, normal)),
+    Spec("crelu", gt.nn.crelu, [((3, 4),)], ops=("concat", "relu"), domain=away_from_zero),
+    Spec("crelu_axis0", lambda x: gt.nn.crelu(x, axis=0), [((2, 3),)], ops=("concat",),
+         domain=away_from_zero),
+    Spec("weighted_moments", _weighted_moments, [((3, 2, 4), (3, 1, 4))],
+         ops=("divide_no_nan", "squared_difference"), domains=(normal, positive)),
+    Spec("normalize_moments", _normalize_moments, [((), (4,), (4,), (4,))],
+         ops=("square",), domains=(positive, normal, positive, normal)),
+    Spec("depth_to_space", lambda x: gt.nn.depth_to_space(x, 2), [((2, 2, 3, 8),)],
+         ops=("transpose", "reshape")),
+    Spec("space_to_depth", lambda x: gt.nn.space_to_depth(x, 2), [((2, 4, 2, 3),)],
+         ops=("transpose", "reshape")),
+    Spec("local_response_normalization",
+         lambda x: gt.nn.local_response_normalization(x, 2, 1.5, 0.4, 0.75), [((2, 2, 1, 6),)],
+         ops=("pad", "getitem", "pow")),
+    Spec("atrous_conv2d", lambda x, w: gt.nn.atrous_conv2d(x, w, 2, "SAME"),
+         [((1, 5, 4, 2), (2, 2, 2, 3))], ops=("conv2d",)),
+    Spec("conv1d_transpose", _conv1d_transpose, [((2, 3, 3), (3, 2, 3))],
+         ops=("conv2d_backprop_input",)),
+    Spec("convolution_1d", lambda x, w: gt.nn.convolution(x, w, padding="SAME", dilations=2),
+         [((2, 5, 2), (2, 2, 3))], ops=("conv2d",)),
+    Spec("conv3d_same", _conv3d([1, 1, 1, 1, 1], "SAME"), [((1, 3, 4, 3, 2), (2, 2, 3, 2, 2))],
+         ops=("conv2d", "concat", "getitem")),
+    Spec("conv3d_valid_strided", _conv3d([1, 2, 1, 2, 1], "VALID"),
+         [((2, 5, 3, 4, 2), (3, 2, 2, 2, 2))], ops=("conv2d",)),
+    Spec("conv3d_same_dilated", _conv3d([1, 1, 1, 1, 1], "SAME", [1, 2, 1, 1, 1]),
+         [((1, 4, 3, 3, 1), (2, 2, 2, 1, 2))], ops=("conv2d",)),
+    Spec("conv3d_transpose", _conv3d_transpose, [((1, 3, 2, 2, 3), (2, 3, 2, 2, 3))],
+         ops=("conv2d_backprop_input", "pad")),
+    Spec("max_pool3d_same", _pool(gt.nn.max_pool3d, [3, 2, 2], [2, 1, 2], "SAME"),
+         [((2, 4, 3, 4, 2),)], ops=("max_pool2d",), domain=distinct),
+    Spec("max_pool3d_valid", _pool(gt.nn.max_pool3d, 2, 2, "VALID"), [((1, 4, 4, 5, 2),)],
+         ops=("max_pool2d",), domain=distinct),
+    Spec("avg_pool3d_same", _pool(gt.nn.avg_pool3d, [3, 2, 2], [2, 1, 2], "SAME"),
+         [((2, 4, 3, 4, 2),)], ops=("avg_pool2d",)),
+    Spec("avg_pool3d_valid", _pool(gt.nn.avg_pool3d, [2, 1, 3], 1, "VALID"),
+         [((1, 3, 2, 4, 2),)], ops=("avg_pool2d",)),
 ]
