@@ -314,7 +314,13 @@ class Module:
     # --- traversal ------------------------------------------------------------------------
     def _tracked_items(self):
         skip = self._UNTRACKED
-        return [(k, v) for k, v in vars(self).items() if k not in skip and k != "_trainable"]
+        items = [(k, v) for k, v in vars(self).items() if k not in skip and k != "_trainable"]
+        if not isinstance(self, Layer):
+            # a plain tf.Module lists its attributes sorted by name (TF's _flatten_module),
+            # so `w, b = module.trainable_variables` unpacks as in TensorFlow; Keras layers
+            # keep the order their weights were created in
+            items.sort(key=lambda kv: kv[0])
+        return items
 
     def _walk(self):
         """``[(path, variable, effectively_trainable)]`` for every reachable Variable."""
@@ -322,7 +328,7 @@ class Module:
         seen_vars = set()
         seen_objs = {id(self)}
 
-        def visit(obj, path, trainable):
+        def visit(obj, path, trainable, owner):
             if isinstance(obj, Variable):
                 if obj._id not in seen_vars:
                     seen_vars.add(obj._id)
@@ -336,22 +342,25 @@ class Module:
                 seen_objs.add(id(obj))
                 t = trainable and obj.trainable
                 for k, v in obj._tracked_items():
-                    visit(v, f"{path}.{k}" if path else k, t)
+                    visit(v, f"{path}.{k}" if path else k, t, obj)
             elif isinstance(obj, (list, tuple)):
                 if id(obj) in seen_objs:
                     return
                 seen_objs.add(id(obj))
                 for i, v in enumerate(obj):
-                    visit(v, f"{path}.{i}", trainable)
+                    visit(v, f"{path}.{i}", trainable, owner)
             elif isinstance(obj, dict):
                 if id(obj) in seen_objs:
                     return
                 seen_objs.add(id(obj))
-                for k, v in obj.items():
-                    visit(v, f"{path}.{k}", trainable)
+                items = obj.items()
+                if not isinstance(owner, Layer):      # (tf.nest's sorted keys, as TF)
+                    items = sorted(items, key=lambda kv: str(kv[0]))
+                for k, v in items:
+                    visit(v, f"{path}.{k}", trainable, owner)
 
         for k, v in self._tracked_items():
-            visit(v, k, self.trainable)
+            visit(v, k, self.trainable, self)
         return out
 
     def named_variables(self) -> list:

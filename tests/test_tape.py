@@ -656,3 +656,18 @@ def test_watch_while_recording_is_stopped_and_zero_gradients_of_integer_sources(
     gx, gi = tape.gradient(y, [x, i], unconnected_gradients=gt.UnconnectedGradients.ZERO)
     assert float(gx) == 2.0 and gi.dtype == gt.int32 and gi.numpy() == 0
     assert float(gt.sigmoid(gt.constant(2.0, gt.float16))) == float(np.float16(0.8808))
+
+
+def test_a_plain_module_lists_its_variables_sorted_by_attribute_name_as_tf():
+    class Linear(gt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = gt.Variable(5.0)
+            self.b = gt.Variable(0.0)
+            self.extra = {"z": gt.Variable(1.0), "a": gt.Variable(2.0)}
+    m = Linear()
+    # TF's basic-training-loop tutorial: w then b assigned, b listed first
+    assert [float(v) for v in m.trainable_variables] == [0.0, 2.0, 1.0, 5.0]
+    dense = gt.keras.layers.Dense(2)
+    dense.build((None, 3))
+    assert [v.name.split("/")[-1] for v in dense.trainable_variables] == ["kernel:0", "bias:0"]
