@@ -74,8 +74,8 @@ from . import experimental, test
 __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 
 # input pipelines, images
-from . import data, image
-__all__ += ["data", "image"]
+from . import data, image, summary
+__all__ += ["data", "image", "summary"]
 
 # the rest of TensorFlow's top level: errors, slicing, scans, partitions, eager helpers
 from . import errors

@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN",
-           "LambdaCallback", "CSVLogger"]
+           "LambdaCallback", "CSVLogger", "TensorBoard"]
 
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
@@ -624,3 +624,248 @@ class CSVLogger(Callback):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _weight_tag(weight):
+    """Keras 3's ``weight.path`` (``"dense/kernel"``): the variable's name without its
+    ``:0``."""
+    path = getattr(weight, "path", None)
+    if not path:
+        name = weight.name
+        head, sep, tail = name.rpartition(":")
+        path = head if sep and tail.isdigit() else name
+    return path.replace(":", "_")
+
+
+class TensorBoard(Callback):
+    """Write TensorBoard event files during ``fit`` and ``evaluate``, as Keras'
+    ``TensorBoard`` callback, with :mod:`gradtape.summary` (no TensorFlow needed):
+
+    * ``log_dir/train``: ``epoch_loss``, ``epoch_<metric>`` and ``epoch_learning_rate`` at
+      step ``epoch``; ``epoch_steps_per_second`` with ``write_steps_per_second``;
+    * ``log_dir/validation``: the validation ``epoch_<name>`` scalars (without ``val_``), and
+      ``evaluation_<name>_vs_iterations`` at step ``optimizer.iterations`` after every
+      evaluation;
+    * ``update_freq``: ``"epoch"``, or ``"batch"``/an int N: the train writer is the default
+      summary writer during training (summaries written in a custom ``train_step`` land
+      there), and ``batch_loss``, ``batch_<metric>`` (and ``batch_steps_per_second``) are
+      written every N batches, at the global batch count (from 1);
+    * ``histogram_freq`` N > 0: a histogram of every layer weight
+      (``"<layer>/<weight>/histogram"``) every N epochs (and, with ``write_images``, the
+      weight as an image, ``"<layer>/<weight>/image"``, as Keras shapes it).
+
+    ``write_graph`` is accepted and ignored: gradtape has no graph to show (Keras 3 writes the
+    model's JSON config as a ``keras`` summary). Profiling (``profile_batch``) and embeddings
+    (``embeddings_freq``) are not available; a non-zero value raises ``ValueError``.
+    As in Keras 2 (Keras 3 skips them when the last batch count is not a multiple of
+    ``update_freq``), the epoch, evaluation and weight summaries are always recorded. Batch
+    values are read from the device only for the batches that are written.
+    """
+
+    _tensor_logs = True
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True,
+                 write_images=False, write_steps_per_second=False, update_freq="epoch",
+                 profile_batch=0, embeddings_freq=0, embeddings_metadata=None):
+        super().__init__()
+        if update_freq == "batch":
+            update_freq = 1
+        if update_freq != "epoch" and (isinstance(update_freq, bool)
+                                       or not isinstance(update_freq, int)
+                                       or update_freq <= 0):
+            raise ValueError(f"TensorBoard: update_freq must be 'epoch', 'batch' or a "
+                             f"positive int, got {update_freq!r}")
+        if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) \
+                or histogram_freq < 0:
+            raise ValueError(f"TensorBoard: histogram_freq must be an int >= 0, got "
+                             f"{histogram_freq!r}")
+        if profile_batch:
+            raise ValueError(f"TensorBoard: profiling is not available in gradtape; "
+                             f"profile_batch must be 0, got {profile_batch!r}")
+        if embeddings_freq:
+            raise ValueError(f"TensorBoard: embedding visualization is not available in "
+                             f"gradtape; embeddings_freq must be 0, got {embeddings_freq!r}")
+        self.log_dir = os.fspath(log_dir)
+        self.histogram_freq = histogram_freq
+        self.write_graph = write_graph
+        self.write_images = bool(write_images)
+        self.write_steps_per_second = bool(write_steps_per_second)
+        self.update_freq = update_freq
+        self.embeddings_freq = embeddings_freq
+        self.embeddings_metadata = embeddings_metadata
+        self._global_train_batch = 0
+        self._global_test_batch = 0
+        self._previous_epoch_iterations = 0
+        self._epoch_start_time = 0.0
+        self._batch_start_time = 0.0
+        self._writers = {}
+        self._prev_summary_state = []
+        self._train_dir = os.path.join(self.log_dir, "train")
+        self._val_dir = os.path.join(self.log_dir, "validation")
+
+    def set_model(self, model):
+        super().set_model(model)
+        self._train_dir = os.path.join(self.log_dir, "train")
+        self._val_dir = os.path.join(self.log_dir, "validation")
+        self._writers = {}          # new event files for each fit/evaluate, as Keras
+
+    def _writer(self, key):
+        from . import summary
+        if key not in self._writers:
+            self._writers[key] = summary.create_file_writer(
+                self._train_dir if key == "train" else self._val_dir)
+        return self._writers[key]
+
+    def _optimizer(self):
+        opt = getattr(self.model, "optimizer", None)
+        return getattr(opt, "inner_optimizer", opt)
+
+    def _iterations(self):
+        opt = self._optimizer()
+        if opt is None or not hasattr(opt, "iterations"):
+            return None
+        if hasattr(opt, "_current_step"):
+            return opt._current_step()              # the host count: no device read
+        it = opt.iterations
+        return int(it.numpy() if hasattr(it, "numpy") else it)
+
+    def _push_writer(self, key, step):
+        """Make ``key``'s writer the default one, recording every ``update_freq`` steps."""
+        if self.update_freq == "epoch":
+            return
+        from . import summary
+        freq = self.update_freq
+        contexts = (self._writer(key).as_default(step),
+                    summary.record_if(lambda: step % freq == 0))
+        self._prev_summary_state.append(contexts)
+        contexts[0].__enter__()
+        contexts[1].__enter__()
+
+    def _pop_writer(self):
+        if self.update_freq == "epoch" or not self._prev_summary_state:
+            return
+        contexts = self._prev_summary_state.pop()
+        contexts[1].__exit__(None, None, None)
+        contexts[0].__exit__(None, None, None)
+
+    def _close_writers(self):
+        for writer in self._writers.values():
+            writer.close()
+
+    def on_train_begin(self, logs=None):
+        self._global_train_batch = 0
+        self._previous_epoch_iterations = 0
+        self._push_writer("train", self._global_train_batch)
+
+    def on_train_end(self, logs=None):
+        self._pop_writer()
+        self._close_writers()
+
+    def on_test_begin(self, logs=None):
+        self._push_writer("val", self._global_test_batch)
+
+    def on_test_end(self, logs=None):
+        from . import summary
+        step = self._iterations()
+        if step is not None:
+            with summary.record_if(True), self._writer("val").as_default():
+                for name, value in (logs or {}).items():
+                    summary.scalar(f"evaluation_{name}_vs_iterations", value, step=step)
+        self._pop_writer()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        if self.update_freq != "epoch":
+            self._pop_writer()
+            self._push_writer("train", self._global_train_batch)
+        if self.write_steps_per_second:
+            self._batch_start_time = time.time()
+
+    def on_train_batch_end(self, batch, logs=None):
+        from . import summary
+        if not summary.should_record_summaries():
+            return                                  # (no writer: nothing to read)
+        step = self._global_train_batch
+        if self.write_steps_per_second:
+            elapsed = time.time() - self._batch_start_time
+            summary.scalar("batch_steps_per_second", 1.0 / max(elapsed, 1e-12), step=step)
+        if isinstance(logs, dict) or hasattr(logs, "items"):
+            for name, value in logs.items():
+                summary.scalar(f"batch_{name}", value, step=step)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._global_test_batch += 1
+        if self.update_freq != "epoch":
+            self._pop_writer()
+            self._push_writer("val", self._global_test_batch)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.write_steps_per_second:
+            self._previous_epoch_iterations = self._iterations() or 0
+            self._epoch_start_time = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._log_epoch_metrics(epoch, logs)
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            self._log_weights(epoch)
+
+    def _learning_rate(self):
+        from .optimizers import Optimizer
+        opt = self._optimizer()
+        if not isinstance(opt, Optimizer):
+            return None
+        lr = opt._lr_for(opt._current_step())       # a schedule's value at this step
+        return float(lr.numpy() if hasattr(lr, "numpy") else lr)
+
+    def _log_epoch_metrics(self, epoch, logs):
+        from . import summary
+        if not logs:
+            return
+        train_logs = {k: v for k, v in logs.items() if not k.startswith("val_")}
+        val_logs = {k: v for k, v in logs.items() if k.startswith("val_")}
+        lr = self._learning_rate()
+        if lr is not None:
+            train_logs["learning_rate"] = lr
+        if self.write_steps_per_second:
+            done = (self._iterations() or 0) - self._previous_epoch_iterations
+            train_logs["steps_per_second"] = done / max(time.time() - self._epoch_start_time,
+                                                        1e-12)
+        with summary.record_if(True):
+            if train_logs:
+                with self._writer("train").as_default():
+                    for name, value in train_logs.items():
+                        summary.scalar(f"epoch_{name}", value, step=epoch)
+            if val_logs:
+                with self._writer("val").as_default():
+                    for name, value in val_logs.items():
+                        summary.scalar(f"epoch_{name[4:]}", value, step=epoch)
+
+    def _log_weights(self, epoch):
+        from . import summary
+        writer = self._writer("train")
+        with summary.record_if(True), writer.as_default():
+            for layer in self.model.layers:
+                for weight in layer.weights:
+                    tag = _weight_tag(weight)
+                    value = weight.numpy()              # one read for both summaries
+                    summary.histogram(f"{tag}/histogram", value, step=epoch)
+                    if self.write_images:
+                        self._log_weight_as_image(value, f"{tag}/image", epoch)
+        writer.flush()
+
+    def _log_weight_as_image(self, w, name, epoch):
+        """The weight as Keras 3 shows it: a bias as a column, a kernel as a matrix (the
+        longer side across), a 3-D kernel as one image per output channel."""
+        from . import summary
+        w = np.squeeze(np.asarray(w))
+        if w.ndim == 1:
+            w = w.reshape(1, w.shape[0], 1, 1)
+        elif w.ndim == 2:
+            if w.shape[0] > w.shape[1]:
+                w = w.T
+            w = w.reshape(1, w.shape[0], w.shape[1], 1)
+        elif w.ndim == 3:
+            w = np.transpose(w, (2, 0, 1))
+            w = w.reshape(w.shape[0], w.shape[1], w.shape[2], 1)
+        if w.ndim == 4 and w.shape[-1] in (1, 3, 4):
+            summary.image(name, w, step=epoch)
