@@ -3,9 +3,15 @@
     model = gt.keras.Sequential([gt.keras.layers.Dense(10)])
     opt = gt.keras.optimizers.Adam()
     loss = gt.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+The import forms of Keras work too: ``from gradtape.keras.layers import Dense``,
+``import gradtape.keras.backend as K``, ``from gradtape.keras.utils import to_categorical``,
+``from gradtape.keras.optimizers.schedules import ExponentialDecay``.
 """
 from __future__ import annotations
 
+import importlib.machinery
+import sys
 import types
 
 from . import (callbacks, constraints, initializers, layers, losses, metrics, optimizers,
@@ -16,7 +22,26 @@ from .layers import InputLayer, Layer, Model, Sequential
 
 __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regularizers",
            "constraints", "callbacks", "activations", "utils", "backend", "models", "saving",
-           "Sequential", "Model", "Layer", "Input", "InputLayer", "KerasTensor"]
+           "preprocessing", "Sequential", "Model", "Layer", "Input", "InputLayer",
+           "KerasTensor"]
+
+# ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
+# work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
+# an unknown submodule is "No module named ...") whose submodules are the objects below,
+# registered in ``sys.modules`` at the end of this file.
+__path__: list = []
+
+
+def _namespace(name, doc, **attrs):
+    """A module object ``gradtape.keras.<name>`` holding ``attrs`` (importable once
+    registered in ``sys.modules``)."""
+    mod = types.ModuleType(f"{__name__}.{name}", doc)
+    mod.__spec__ = importlib.machinery.ModuleSpec(mod.__name__, None)
+    mod.__package__ = __name__
+    for key, value in attrs.items():
+        setattr(mod, key, value)
+    mod.__all__ = sorted(k for k in attrs if not k.startswith("_"))
+    return mod
 
 
 def _activation_get(identifier):
@@ -58,44 +83,21 @@ def _activation_deserialize(config, custom_objects=None):
 
 
 def _activations():
-    ns = types.SimpleNamespace(get=_activation_get, serialize=_activation_serialize,
-                               deserialize=_activation_deserialize,
-                               names=layers.activation_names)
+    ns = _namespace("activations", "Activations by name, as tf.keras.activations: "
+                    "gt.keras.activations.relu(x), gt.keras.activations.get('relu'), "
+                    "serialize, deserialize.",
+                    get=_activation_get, serialize=_activation_serialize,
+                    deserialize=_activation_deserialize, names=layers.activation_names)
     for name in layers.activation_names():          # keras.activations.relu(x) ...
         setattr(ns, name, layers.get_activation(name))
     for name, fn in layers.KERAS_ACTIVATIONS.items():   # Keras' signatures
         setattr(ns, name, fn)
     ns.linear = layers.get_activation(None)
-    ns.__doc__ = ("Activations by name, as tf.keras.activations: gt.keras.activations.relu(x), "
-                  "gt.keras.activations.get('relu'), serialize, deserialize.")
+    ns.__all__ = sorted(k for k in vars(ns) if not k.startswith("_"))
     return ns
 
 
 activations = _activations()
-
-
-def _to_categorical(y, num_classes=None, dtype="float32"):
-    """One-hot rows for integer class ids ``y`` (a NumPy array back, as Keras' utility; a
-    trailing axis of 1 is dropped)."""
-    import numpy as np
-    a = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-    if a.dtype.kind == "f":
-        if not np.all(np.equal(np.mod(a, 1), 0)):
-            raise ValueError("to_categorical: class ids must be whole numbers")
-        a = a.astype(np.int64)
-    elif a.dtype.kind not in "iu":
-        raise TypeError(f"to_categorical: class ids must be integers, got {a.dtype}")
-    shape = a.shape[:-1] if a.ndim > 1 and a.shape[-1] == 1 else a.shape
-    flat = a.reshape(-1)
-    if flat.size and flat.min() < 0:
-        raise ValueError(f"to_categorical: class ids must be >= 0, got {int(flat.min())}")
-    n = int(num_classes) if num_classes else (int(flat.max()) + 1 if flat.size else 0)
-    if flat.size and int(flat.max()) >= n:
-        raise ValueError(f"to_categorical: class id {int(flat.max())} does not fit "
-                         f"num_classes={n}")
-    out = np.zeros((flat.size, n), dtype=np.dtype(dtype))
-    out[np.arange(flat.size), flat] = 1
-    return out.reshape(shape + (n,))
 
 
 def _unpack(data):
@@ -121,23 +123,46 @@ def _set_random_seed(seed):
     _gt_random.set_seed(int(seed))
 
 
-utils = types.SimpleNamespace(to_categorical=_to_categorical, Sequence=Sequence,
-                              PyDataset=Sequence, unpack_x_y_sample_weight=_unpack,
-                              pack_x_y_sample_weight=_pack, set_random_seed=_set_random_seed)
-utils.__doc__ = ("Keras' data utilities: gt.keras.utils.to_categorical(labels, num_classes), "
-                 "Sequence, unpack_x_y_sample_weight, set_random_seed.")
-
+from . import keras_utils as _ku  # noqa: E402
 from . import saving as _saving  # noqa: E402
 
-models = types.SimpleNamespace(Sequential=Sequential, Model=Model,
-                               load_model=_saving.load_model, save_model=_saving.save_model)
-models.__doc__ = ("Keras' model classes and files: gt.keras.models.Sequential, Model, "
-                  "load_model, save_model.")
-saving = types.SimpleNamespace(load_model=_saving.load_model, save_model=_saving.save_model,
-                               register_keras_serializable=_saving.register_keras_serializable,
-                               serialize_keras_object=_saving.serialize_layer,
-                               deserialize_keras_object=_saving.deserialize_layer)
-saving.__doc__ = "Keras' saving API: load_model, save_model, register_keras_serializable."
+utils = _namespace(
+    "utils", "Keras' data utilities: to_categorical, pad_sequences, "
+    "timeseries_dataset_from_array, normalize, split_dataset, Progbar, Sequence, "
+    "set_random_seed, custom objects.",
+    to_categorical=_ku.to_categorical, normalize=_ku.normalize,
+    pad_sequences=_ku.pad_sequences,
+    timeseries_dataset_from_array=_ku.timeseries_dataset_from_array,
+    split_dataset=_ku.split_dataset, Progbar=_ku.Progbar, Sequence=Sequence,
+    PyDataset=Sequence, unpack_x_y_sample_weight=_unpack, pack_x_y_sample_weight=_pack,
+    set_random_seed=_set_random_seed, get_custom_objects=_ku.get_custom_objects,
+    custom_object_scope=_ku.custom_object_scope, CustomObjectScope=_ku.CustomObjectScope,
+    register_keras_serializable=_saving.register_keras_serializable,
+    serialize_keras_object=_saving.serialize_layer,
+    deserialize_keras_object=_saving.deserialize_layer)
+
+models = _namespace(
+    "models", "Keras' model classes and files: Sequential, Model, load_model, save_model, "
+    "clone_model, model_from_json.",
+    Sequential=Sequential, Model=Model, load_model=_saving.load_model,
+    save_model=_saving.save_model, clone_model=_saving.clone_model,
+    model_from_json=_saving.model_from_json)
+saving = _namespace(
+    "saving", "Keras' saving API: load_model, save_model, register_keras_serializable, "
+    "custom objects.",
+    load_model=_saving.load_model, save_model=_saving.save_model,
+    register_keras_serializable=_saving.register_keras_serializable,
+    serialize_keras_object=_saving.serialize_layer,
+    deserialize_keras_object=_saving.deserialize_layer,
+    get_custom_objects=_ku.get_custom_objects, custom_object_scope=_ku.custom_object_scope,
+    CustomObjectScope=_ku.CustomObjectScope)
+_sequence = _namespace("preprocessing.sequence", "keras.preprocessing.sequence: pad_sequences.",
+                       pad_sequences=_ku.pad_sequences)
+preprocessing = _namespace(
+    "preprocessing", "keras.preprocessing: sequence.pad_sequences, "
+    "timeseries_dataset_from_array.",
+    sequence=_sequence, timeseries_dataset_from_array=_ku.timeseries_dataset_from_array)
+preprocessing.__path__ = []
 layers.serialize = _saving.serialize_layer
 layers.deserialize = _saving.deserialize_layer
 
@@ -207,10 +232,51 @@ def _set_value(x, value):
     x.assign(value if isinstance(value, Tensor) else np.asarray(value, dtype=x._value.dtype))
 
 
-backend = types.SimpleNamespace(clear_session=_clear_session, epsilon=_epsilon,
-                                set_epsilon=_set_epsilon, floatx=_floatx,
-                                set_floatx=_set_floatx, image_data_format=_image_data_format,
-                                int_shape=_int_shape, get_value=_get_value,
-                                set_value=_set_value)
-backend.__doc__ = ("Keras' backend calls that scripts make: gt.keras.backend.clear_session(), "
-                   "epsilon, floatx, image_data_format, int_shape, get_value, set_value.")
+backend = _namespace(
+    "backend", "Keras' backend calls that scripts make: gt.keras.backend.clear_session(), "
+    "epsilon, floatx, image_data_format, int_shape, get_value, set_value.",
+    clear_session=_clear_session, epsilon=_epsilon, set_epsilon=_set_epsilon, floatx=_floatx,
+    set_floatx=_set_floatx, image_data_format=_image_data_format, int_shape=_int_shape,
+    get_value=_get_value, set_value=_set_value)
+
+
+# --- Keras' model methods that live in gradtape.saving --------------------------------------
+# (installed on Model unless gradtape/layers.py defines them itself)
+
+def _model_get_config(self):
+    return _saving.model_get_config(self)
+
+
+def _model_from_config(cls, config, custom_objects=None):
+    return _saving.model_from_config(cls, config, custom_objects)
+
+
+def _model_to_json(self, **kwargs):
+    return _saving.model_to_json(self, **kwargs)
+
+
+_model_get_config.__doc__ = _saving.model_get_config.__doc__
+_model_from_config.__doc__ = _saving.model_from_config.__doc__
+_model_to_json.__doc__ = _saving.model_to_json.__doc__
+for _name, _method in (("get_config", _model_get_config),
+                       ("from_config", classmethod(_model_from_config)),
+                       ("to_json", _model_to_json)):
+    if _name not in Model.__dict__:
+        setattr(Model, _name, _method)
+del _name, _method
+
+
+# --- the submodules' import names ------------------------------------------------------------
+
+def _register_submodules():
+    table = {"layers": layers, "optimizers": optimizers, "losses": losses, "metrics": metrics,
+             "initializers": initializers, "regularizers": regularizers,
+             "constraints": constraints, "callbacks": callbacks, "activations": activations,
+             "utils": utils, "backend": backend, "models": models, "saving": saving,
+             "preprocessing": preprocessing, "preprocessing.sequence": _sequence,
+             "optimizers.schedules": optimizers.schedules}
+    for name, mod in table.items():
+        sys.modules[f"{__name__}.{name}"] = mod
+
+
+_register_submodules()

@@ -14,6 +14,10 @@ tensors has no architecture to write (save the weights instead, and build the mo
 Layers of your own classes load when given in ``custom_objects`` or registered with
 :func:`register_keras_serializable`. The optimizer's configuration is kept, not its state
 (``gt.train.Checkpoint`` saves that).
+
+The same configs give ``model.get_config()`` / ``Model.from_config``, ``model.to_json()`` /
+``keras.models.model_from_json`` (the architecture only) and ``keras.models.clone_model``
+(new layers with fresh weights; ``clone.set_weights(model.get_weights())`` copies them).
 """
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ import numpy as np
 from . import nest as _nest
 
 __all__ = ["save_model", "load_model", "serialize_layer", "deserialize_layer",
-           "register_keras_serializable", "SavingError"]
+           "register_keras_serializable", "SavingError", "clone_model", "model_to_json",
+           "model_from_json", "model_get_config", "model_from_config"]
 
 FORMAT = "gradtape.keras/1"
 _REGISTERED: dict = {}
@@ -506,3 +511,254 @@ def _compile_from_config(model, comp, path):
         warnings.warn(f"load_model: {path} loaded, but compiling it with the saved arguments "
                       f"failed ({type(exc).__name__}: {exc}); call compile yourself",
                       UserWarning, stacklevel=3)
+
+
+# --- configs, JSON and clones of models (keras.models.clone_model, model_from_json) -------------
+
+def model_get_config(model) -> dict:
+    """``model.get_config()`` as Keras: a Sequential's layers (and input shape), a functional
+    model's layers and graph; a subclassed model's base config (name, trainable, dtype)."""
+    from .layers import Layer, Sequential
+    if isinstance(model, Sequential):
+        return _sequential_config(model)
+    if model.__dict__.get("_graph") is not None:
+        return _functional_config(model)
+    return Layer.get_config(model)
+
+
+def model_from_config(cls, config, custom_objects=None):
+    """``Model.from_config(config)`` / ``Sequential.from_config(config)``: the model a
+    :func:`model_get_config` dict describes (new layers, fresh weights)."""
+    from .layers import Sequential
+    if not isinstance(config, dict):
+        raise TypeError(f"{cls.__name__}.from_config: expected a dict, got "
+                        f"{type(config).__name__}")
+    with _custom_scope(custom_objects):
+        if issubclass(cls, Sequential) and "layers" in config:
+            return _sequential_from_config(cls, config, custom_objects)
+        if "layers" in config and "calls" in config and "outputs" in config:
+            if cls.__init__ is not _model_init():
+                raise SavingError(f"{cls.__name__}.from_config: a functional config rebuilds "
+                                  "a keras.Model, not a subclass with its own __init__; "
+                                  "define from_config on the subclass")
+            return _functional_from_config(config, custom_objects)
+        try:
+            return cls(**config)
+        except TypeError as exc:
+            raise TypeError(f"{cls.__name__}.from_config: unable to revive the model from "
+                            f"config {config}: {exc}. When overriding get_config(), return "
+                            "every constructor argument, or define from_config") from None
+
+
+def _model_init():
+    from .layers import Model
+    return Model.__init__
+
+
+def model_to_json(model, **kwargs) -> str:
+    """``model.to_json()``: the architecture (as ``model.save`` writes it) as a JSON string;
+    ``kwargs`` go to ``json.dumps``. :func:`model_from_json` reads it."""
+    _SCOPE.saving = {}
+    try:
+        arch = serialize_layer(model)
+    finally:
+        _SCOPE.saving = None
+    return json.dumps({"format": FORMAT, **arch}, **kwargs)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """The model (new layers, fresh weights, not compiled) that :func:`model_to_json`
+    described. A JSON string written by real Keras is refused: its schema differs."""
+    try:
+        data = json.loads(json_string)
+    except (TypeError, ValueError) as exc:
+        raise SavingError(f"model_from_json: not a JSON string ({exc})") from None
+    if not isinstance(data, dict) or "class_name" not in data:
+        raise SavingError(f"model_from_json: not a model description: {json_string!r:.200}")
+    if data.get("format") != FORMAT:
+        found = data.get("format")
+        hint = (" (this looks like real Keras' JSON, which gradtape cannot read; build the "
+                "model in code, or save it with gradtape)" if "module" in data else "")
+        raise SavingError(f"model_from_json: format {found!r}, expected {FORMAT!r}{hint}")
+    with _custom_scope(custom_objects):
+        return deserialize_layer({"class_name": data["class_name"],
+                                  "config": data.get("config")}, custom_objects)
+
+
+def _default_clone(layer):
+    """Keras' default ``clone_function``: ``layer.__class__.from_config(layer.get_config())``
+    (a nested model is cloned whole; a Lambda keeps its function)."""
+    from .layers import Layer, Model, TFOpLambda
+    from .layers_extra import Lambda
+    if not isinstance(layer, Layer):
+        return layer                  # a plain function in a Sequential: no state to copy
+    if isinstance(layer, Model):
+        return clone_model(layer)
+    if type(layer) is TFOpLambda:
+        return TFOpLambda(layer.function, name=layer.name)
+    if type(layer) is Lambda:
+        return Lambda(layer.function, arguments=dict(layer.arguments), name=layer.name,
+                      trainable=layer.trainable, dtype=layer._dtype.name)
+    try:
+        config = layer.get_config()
+        return type(layer).from_config(config)
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ValueError(f"clone_model: {type(layer).__name__} layer '{layer.name}' could not "
+                         f"be rebuilt from its get_config() ({type(exc).__name__}: {exc}); "
+                         "define get_config to return the constructor arguments, or pass a "
+                         "clone_function") from exc
+
+
+def _copy_compile(source, clone):
+    """Compile ``clone`` as ``source`` is compiled (a new optimizer of the same config), as
+    Keras 3's clone_model does."""
+    if not source.__dict__.get("_is_compiled"):
+        return
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = _compile_config(source)
+    if config is None:
+        warnings.warn(f"clone_model: the compile arguments of '{source.name}' cannot be "
+                      "copied; the clone is not compiled", UserWarning, stacklevel=3)
+        return
+    _compile_from_config(clone, config, f"clone of '{source.name}'")
+
+
+def clone_model(model, input_tensors=None, clone_function=None, call_function=None,
+                recursive=False, **kwargs):
+    """A copy of a Sequential or functional ``model`` with new layers and freshly initialized
+    weights (``clone.set_weights(model.get_weights())`` copies them), as
+    ``keras.models.clone_model``: same layer names, compiled alike when ``model`` is.
+
+    ``clone_function(layer)`` makes each new layer (default:
+    ``layer.__class__.from_config(layer.get_config())``); ``call_function(layer, *args,
+    **kwargs)`` makes each call of a functional model; ``input_tensors``: ``keras.Input``
+    tensors to build on (one for a Sequential, the inputs' structure for a functional
+    model); ``recursive``: clone nested Sequential/functional models with the same
+    functions. Any other model (subclassed) is rebuilt as
+    ``type(model).from_config(model.get_config())`` — it must return the constructor's
+    arguments — and is not built until first called.
+    """
+    from .keras_graph import Input, KerasTensor
+    from .layers import Layer, Model, Sequential
+    cache = kwargs.pop("cache", None)
+    if kwargs:
+        raise ValueError(f"clone_model: Unexpected keyword argument(s): {tuple(kwargs)}")
+    if cache is None:
+        cache = {}
+    if clone_function is not None and not callable(clone_function):
+        raise ValueError(f"clone_model: Expected `clone_function` argument to be a callable. "
+                         f"Received: clone_function={clone_function!r}")
+
+    def clone(layer):
+        if id(layer) in cache:
+            return cache[id(layer)]
+        if recursive and isinstance(layer, Model) and (
+                isinstance(layer, Sequential) or layer.__dict__.get("_graph") is not None):
+            new = clone_model(layer, clone_function=clone_function,
+                              call_function=None if isinstance(layer, Sequential)
+                              else call_function, recursive=True, cache=cache)
+        else:
+            new = (clone_function or _default_clone)(layer)
+        cache[id(layer)] = new
+        return new
+
+    if isinstance(model, Sequential):
+        if call_function is not None:
+            raise ValueError("clone_model: `call_function` is not supported with Sequential "
+                             "models (their layers are listed, not called, at construction); "
+                             "use it with functional models")
+        new_layers = [clone(layer) for layer in model.layers]
+        first = []
+        if input_tensors is not None:
+            if isinstance(input_tensors, (list, tuple)):
+                if len(input_tensors) != 1:
+                    raise ValueError("clone_model: Argument `input_tensors` must contain a "
+                                     "single tensor.")
+                input_tensors = input_tensors[0]
+            if not isinstance(input_tensors, KerasTensor) or \
+                    input_tensors._input_layer is None:
+                raise ValueError(f"clone_model: Argument `input_tensors` must be a "
+                                 f"keras.Input tensor. Received invalid value: "
+                                 f"input_tensors={input_tensors!r:.100}")
+            first = [input_tensors]
+        else:
+            shape = model.__dict__.get("_input_batch_shape") or \
+                model.__dict__.get("_seen_input_shape")
+            if shape is not None:
+                dtype = model.__dict__.get("_input_dtype")
+                first = [Input(batch_shape=tuple(shape),
+                               dtype=None if dtype is None else np.dtype(dtype).name)]
+        new = Sequential(first + new_layers, name=model.name, trainable=model.trainable)
+        _copy_compile(model, new)
+        return new
+
+    graph = model.__dict__.get("_graph") if isinstance(model, Model) else None
+    if graph is not None and (type(model).get_config is Model.get_config
+                              or clone_function is not None or input_tensors is not None):
+        if input_tensors is not None:
+            given = _nest.flatten(input_tensors)
+            if not all(isinstance(t, KerasTensor) and t._input_layer is not None
+                       for t in given):
+                raise ValueError(f"clone_model: All entries in `input_tensors` must be "
+                                 f"keras.Input tensors. Received invalid values: "
+                                 f"input_tensors={input_tensors!r:.200}")
+            try:
+                _nest.assert_same_structure(input_tensors, graph.inputs)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"clone_model: `input_tensors` must have the same structure "
+                                 f"as model.input ({graph.inputs!r:.200}): {exc}") from None
+            new_inputs = input_tensors
+        else:
+            new_inputs = _nest.map_structure(
+                lambda kt: Input(batch_shape=tuple(kt.shape), dtype=np.dtype(kt._np_dtype).name,
+                                 name=kt.name), graph.inputs) if _nest.is_nested(graph.inputs) \
+                else Input(batch_shape=tuple(graph.inputs.shape),
+                           dtype=np.dtype(graph.inputs._np_dtype).name, name=graph.inputs.name)
+        values = {id(old): new for old, new in zip(graph.flat_inputs,
+                                                    _nest.flatten(new_inputs))}
+        for node in graph.nodes:
+            layer = clone(node.layer)
+            concrete = [values[id(v)] if isinstance(v, KerasTensor) else v for v in node.flat]
+            ci, ca, ck = _nest.pack_sequence_as(node.structure, concrete)
+            out = (call_function(layer, ci, *ca, **ck) if call_function is not None
+                   else layer(ci, *ca, **ck))
+            flat = _nest.flatten(out)
+            if len(flat) != len(node.outputs):
+                raise ValueError(f"clone_model: the call of layer '{node.layer.name}' gave "
+                                 f"{len(flat)} outputs in the clone, {len(node.outputs)} in "
+                                 "the model")
+            for kt, t in zip(node.outputs, flat):
+                values[id(kt)] = t
+        outputs = _nest.pack_sequence_as(
+            graph.outputs, [values[id(kt)] for kt in graph.flat_outputs]) \
+            if _nest.is_nested(graph.outputs) else values[id(graph.flat_outputs[0])]
+        cls = type(model) if type(model).__init__ is Model.__init__ else Model
+        new = cls(new_inputs, outputs, name=model.name)
+        new.trainable = model.trainable
+        _copy_compile(model, new)
+        return new
+
+    if clone_function is not None or input_tensors is not None:
+        raise ValueError(f"clone_model: Arguments `clone_function` and `input_tensors` are "
+                         f"only supported for Sequential models or Functional models. "
+                         f"Received model of type '{type(model).__name__}'")
+    if call_function is not None:
+        raise ValueError(f"clone_model: Argument `call_function` is only supported for "
+                         f"Functional models. Received model of type "
+                         f"'{type(model).__name__}'")
+    if not isinstance(model, Layer):
+        raise TypeError(f"clone_model: expected a keras Model, got {type(model).__name__}")
+    config = model.get_config()
+    try:
+        new = type(model).from_config(config)
+    except TypeError as exc:
+        raise NotImplementedError(
+            f"clone_model: {type(model).__name__} '{model.name}' cannot be rebuilt from its "
+            f"config {config}: a subclassed model must implement get_config() returning its "
+            f"constructor's arguments (and from_config, if they are not plain values) to be "
+            f"cloned ({exc})") from None
+    if isinstance(model, Model):
+        _copy_compile(model, new)
+    return new

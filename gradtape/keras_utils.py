@@ -1,0 +1,595 @@
+"""``gt.keras.utils``: Keras' data helpers, with Keras 3's values.
+
+    y = gt.keras.utils.to_categorical(labels, 10)             # NumPy float64 one-hot rows
+    x = gt.keras.utils.pad_sequences(token_lists, maxlen=100)  # int32, padded/truncated in front
+    ds = gt.keras.utils.timeseries_dataset_from_array(series[:-10], series[10:],
+                                                      sequence_length=10, batch_size=32)
+
+NumPy in, NumPy out (as Keras); ``to_categorical`` and ``normalize`` of a gradtape tensor
+give a tensor, computed with gradtape ops. ``timeseries_dataset_from_array`` returns a
+:class:`gt.data.Dataset` of exactly Keras' windows (each gathered when its batch is read).
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["to_categorical", "normalize", "pad_sequences", "timeseries_dataset_from_array",
+           "split_dataset", "Progbar", "get_custom_objects", "custom_object_scope",
+           "CustomObjectScope"]
+
+
+def _is_tensor(x) -> bool:
+    from .tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+# --- to_categorical, normalize ----------------------------------------------------------------
+
+def to_categorical(x, num_classes=None, dtype=None):
+    """One-hot rows for the integer class ids ``x`` (a trailing axis of size 1 is dropped).
+
+    As Keras 3: an array or list gives a NumPy array of float64 (``dtype`` picks another: the
+    Keras 2 argument); a gradtape tensor gives a float32 tensor (``gt.one_hot``).
+    ``num_classes`` None or 0: ``max(x) + 1``. Class ids must be whole numbers in
+    ``[0, num_classes)`` (Keras indexes with them unchecked; gradtape says which one is off).
+    """
+    tensor = x if _is_tensor(x) else None
+    a = x.numpy() if tensor is not None else np.asarray(x)
+    if a.dtype.kind == "f":
+        if not np.all(np.equal(np.mod(a, 1), 0)):
+            raise ValueError("to_categorical: class ids must be whole numbers")
+    elif a.dtype.kind == "b" or a.dtype.kind not in "iu":
+        raise TypeError(f"to_categorical: class ids must be integers, got {a.dtype}")
+    shape = a.shape[:-1] if a.ndim > 1 and a.shape[-1] == 1 else a.shape
+    flat = a.reshape(-1).astype(np.int64)
+    n = _num_classes(flat, num_classes)
+    if tensor is not None:            # Keras 3: a tensor gives a one-hot tensor (float32)
+        from .ops.core import cast
+        from .ops.shape import one_hot, reshape
+        ids = tensor if a.dtype.kind in "iu" else cast(tensor, "int64")
+        if tuple(shape) != a.shape:
+            ids = reshape(ids, shape)
+        return one_hot(ids, n, dtype="float32" if dtype is None else dtype)
+    out = np.zeros((flat.size, n), dtype=np.float64 if dtype is None else _np_dtype(dtype))
+    out[np.arange(flat.size), flat] = 1
+    return out.reshape(shape + (n,))
+
+
+def _np_dtype(dtype):
+    return np.dtype(getattr(dtype, "as_numpy_dtype", None) or getattr(dtype, "name", dtype))
+
+
+def _num_classes(flat, num_classes):
+    if flat.size and flat.min() < 0:
+        raise ValueError(f"to_categorical: class ids must be >= 0, got {int(flat.min())}")
+    n = int(num_classes) if num_classes else (int(flat.max()) + 1 if flat.size else 0)
+    if flat.size and int(flat.max()) >= n:
+        raise ValueError(f"to_categorical: class id {int(flat.max())} does not fit "
+                         f"num_classes={n}")
+    return n
+
+
+def normalize(x, axis=-1, order=2):
+    """``x`` divided by its ``order``-norm along ``axis`` (a zero norm leaves zeros).
+
+    A NumPy array (or list) gives a NumPy array (float64 for integers), as Keras; a gradtape
+    tensor gives a tensor, as ``keras.ops.normalize``: ``x * min(rsqrt(sum(x**2)), 1/eps)``
+    for ``order=2``, else ``x / max(norm, eps)`` (eps: ``keras.backend.epsilon()``).
+    (Keras 3 reads ``axis=0`` of an array as ``-1``; gradtape normalizes along axis 0, as
+    Keras 2 did.)
+    """
+    if _is_tensor(x):
+        return _normalize_tensor(x, axis, order)
+    a = np.asarray(x)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"normalize: expected a numeric array, got {a.dtype}")
+    if axis is None:
+        raise ValueError("normalize: axis cannot be None")
+    norm = np.atleast_1d(np.linalg.norm(a, order, axis))
+    norm[norm == 0] = 1
+    return a / np.expand_dims(norm, axis)
+
+
+def _normalize_tensor(x, axis, order):
+    from . import constraints
+    from .ops.core import cast
+    from .ops.math import divide, maximum, minimum, rsqrt, square
+    from .ops.reduce import norm, reduce_sum
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise ValueError(f"normalize: order must be an int >= 1, got {order!r}")
+    if x._value.dtype.kind != "f":
+        x = cast(x, "float32")
+    eps = constraints._EPSILON[0]
+    if order == 2:
+        inv = minimum(rsqrt(reduce_sum(square(x), axis=axis, keepdims=True)), 1.0 / eps)
+        return x * inv
+    n = norm(x, ord=order, axis=axis, keepdims=True)
+    return divide(x, maximum(n, eps))
+
+
+# --- pad_sequences ----------------------------------------------------------------------------
+
+def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre",
+                  value=0.0):
+    """The sequences as one ``(len(sequences), maxlen, ...)`` array of ``dtype``: each
+    shortened to its last (``truncating="pre"``) or first (``"post"``) ``maxlen`` items and
+    filled with ``value`` in front (``padding="pre"``) or behind (``"post"``). ``maxlen``
+    None: the longest. Strings need ``dtype=object`` (or a string dtype)."""
+    if not hasattr(sequences, "__len__"):
+        raise ValueError("pad_sequences: `sequences` must be iterable.")
+    if padding not in ("pre", "post"):
+        raise ValueError(f'pad_sequences: Padding type "{padding}" not understood')
+    if truncating not in ("pre", "post"):
+        raise ValueError(f'pad_sequences: Truncating type "{truncating}" not understood')
+    num_samples = len(sequences)
+    lengths, sample_shape, first = [], (), True
+    for x in sequences:
+        if _is_tensor(x):
+            x = x.numpy()
+        try:
+            lengths.append(len(x))
+        except TypeError:
+            raise ValueError(f"pad_sequences: `sequences` must be a list of iterables. "
+                             f"Found non-iterable: {x}") from None
+        if first and len(x):
+            sample_shape = np.asarray(x).shape[1:]
+            first = False
+    if maxlen is None:
+        if not lengths:
+            raise ValueError("pad_sequences: no sequences and no maxlen: the length is "
+                             "unknown")
+        maxlen = int(np.max(lengths))
+    maxlen = int(maxlen)
+    if maxlen < 0:
+        raise ValueError(f"pad_sequences: maxlen must be >= 0, got {maxlen}")
+    dt = np.dtype(dtype) if dtype is not object else np.dtype(object)
+    if isinstance(value, str) and dt.kind not in "OUS":
+        raise ValueError(f"pad_sequences: `dtype` {dtype} is not compatible with `value`'s "
+                         f"type: {type(value)}; set dtype=object for variable length strings")
+    out = np.full((num_samples, maxlen) + tuple(sample_shape), value, dtype=dt)
+    if maxlen == 0:
+        return out
+    for idx, s in enumerate(sequences):
+        if _is_tensor(s):
+            s = s.numpy()
+        if not len(s):
+            continue
+        trunc = s[-maxlen:] if truncating == "pre" else s[:maxlen]
+        trunc = np.asarray(trunc, dtype=dt)
+        if trunc.shape[1:] != sample_shape:
+            raise ValueError(f"pad_sequences: Shape of sample {trunc.shape[1:]} of sequence at "
+                             f"position {idx} is different from expected shape "
+                             f"{sample_shape}")
+        if padding == "post":
+            out[idx, :len(trunc)] = trunc
+        else:
+            out[idx, -len(trunc):] = trunc
+    return out
+
+
+# --- timeseries_dataset_from_array -------------------------------------------------------------
+
+def _host_array(x, what):
+    if _is_tensor(x):
+        return x.numpy()
+    a = np.asarray(x)
+    if a.dtype.kind in "USO":
+        raise TypeError(f"timeseries_dataset_from_array: {what} must be numeric, got "
+                        f"{a.dtype}")
+    return a
+
+
+def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
+                                  sampling_rate=1, batch_size=128, shuffle=False, seed=None,
+                                  start_index=None, end_index=None):
+    """A :class:`gt.data.Dataset` of sliding windows over ``data`` (axis 0 is time), as
+    Keras: window ``i`` starts at ``start_index + i * sequence_stride`` and takes
+    ``sequence_length`` steps ``sampling_rate`` apart; with ``targets``, each window comes
+    with ``targets[start]`` (``targets[start_index + i * sequence_stride]``). Batches of
+    ``batch_size`` windows (None: single windows). ``shuffle`` permutes the windows with
+    ``np.random.RandomState(seed)`` as Keras does, then shuffles within a buffer of
+    ``8 * batch_size`` windows with gradtape's seeded shuffle (TF's stream differs)."""
+    from .data import Dataset
+    who = "timeseries_dataset_from_array"
+    data = _host_array(data, "data")
+    n = len(data)
+    if start_index:
+        if start_index < 0:
+            raise ValueError(f"{who}: `start_index` must be 0 or greater. Received: "
+                             f"start_index={start_index}")
+        if start_index >= n:
+            raise ValueError(f"{who}: `start_index` must be lower than the length of the "
+                             f"data. Received: start_index={start_index}, for data of "
+                             f"length {n}")
+    if end_index:
+        if start_index and end_index <= start_index:
+            raise ValueError(f"{who}: `end_index` must be higher than `start_index`. "
+                             f"Received: start_index={start_index}, and "
+                             f"end_index={end_index}")
+        if end_index >= n:
+            raise ValueError(f"{who}: `end_index` must be lower than the length of the data. "
+                             f"Received: end_index={end_index}, for data of length {n}")
+        if end_index <= 0:
+            raise ValueError(f"{who}: `end_index` must be higher than 0. Received: "
+                             f"end_index={end_index}")
+    if sampling_rate <= 0:
+        raise ValueError(f"{who}: `sampling_rate` must be higher than 0. Received: "
+                         f"sampling_rate={sampling_rate}")
+    if sampling_rate >= n:
+        raise ValueError(f"{who}: `sampling_rate` must be lower than the length of the data. "
+                         f"Received: sampling_rate={sampling_rate}, for data of length {n}")
+    if sequence_stride <= 0:
+        raise ValueError(f"{who}: `sequence_stride` must be higher than 0. Received: "
+                         f"sequence_stride={sequence_stride}")
+    if sequence_stride >= n:
+        raise ValueError(f"{who}: `sequence_stride` must be lower than the length of the "
+                         f"data. Received: sequence_stride={sequence_stride}, for data of "
+                         f"length {n}")
+    if sequence_length < 0:
+        raise ValueError(f"{who}: sequence_length must be >= 0, got {sequence_length}")
+    if batch_size is not None and batch_size <= 0:
+        raise ValueError(f"{who}: batch_size must be a positive int or None, got "
+                         f"{batch_size}")
+    start = 0 if start_index is None else int(start_index)
+    end = n if end_index is None else int(end_index)
+    sequence_length, sampling_rate = int(sequence_length), int(sampling_rate)
+    num_seqs = end - start - (sequence_length - 1) * sampling_rate
+    window = data[start:end]
+    target_window = None
+    if targets is not None:
+        targets = _host_array(targets, "targets")
+        num_seqs = min(num_seqs, len(targets))
+        target_window = targets[start:end]
+    positions = np.arange(0, max(num_seqs, 0), int(sequence_stride), dtype=np.int64)
+    if target_window is not None and positions.size and positions[-1] >= len(target_window):
+        raise ValueError(f"{who}: window {len(positions) - 1} starts at {positions[-1]} past "
+                         f"start_index, but targets[start_index:end_index] has only "
+                         f"{len(target_window)} entries")
+    if shuffle:
+        if seed is None:
+            seed = np.random.randint(1e6)
+        np.random.RandomState(seed).shuffle(positions)
+    offsets = np.arange(sequence_length, dtype=np.int64) * sampling_rate
+
+    def windows(p):
+        p = p.numpy()
+        x = window[p[..., None] + offsets]
+        if target_window is None:
+            return x
+        return x, target_window[p]
+
+    ds = Dataset.from_tensor_slices(positions)
+    if shuffle:
+        ds = ds.shuffle(buffer_size=(batch_size or 128) * 8, seed=seed)
+    if batch_size is not None:
+        ds = ds.batch(int(batch_size))
+    return ds.map(windows)
+
+
+# --- split_dataset ------------------------------------------------------------------------------
+
+def _rescale_split_sizes(left_size, right_size, total):
+    """Keras' split sizes: an int is a count (``0 < size < total``), a float a fraction
+    (``0 < size < 1``, rounded as Python's ``round``); the missing one is the rest."""
+    who = "split_dataset"
+
+    def plain(size, name):
+        if isinstance(size, (np.integer, np.floating)):
+            size = size.item()
+        if size is not None and (isinstance(size, bool) or type(size) not in (int, float)):
+            raise TypeError(f"{who}: Invalid `{name}` Type. Expected: int or float or None, "
+                            f"Received: type({name})={type(size).__name__}")
+        return size
+    left_size, right_size = plain(left_size, "left_size"), plain(right_size, "right_size")
+    if left_size == 0 and right_size == 0:
+        raise ValueError(f"{who}: Both `left_size` and `right_size` are zero. At least one of "
+                         "the split sizes must be non-zero.")
+    for name, size in (("left_size", left_size), ("right_size", right_size)):
+        if (type(size) is int and (size <= 0 or size >= total)) or \
+                (type(size) is float and (size <= 0 or size >= 1)):
+            raise ValueError(f"{who}: `{name}` should be either a positive integer smaller "
+                             f"than {total}, or a float within the range `[0, 1]`. Received: "
+                             f"{name}={size}")
+    if type(left_size) is float and type(right_size) is float and left_size + right_size > 1:
+        raise ValueError(f"{who}: The sum of `left_size` and `right_size` is greater than 1. "
+                         "It must be less than or equal to 1.")
+    left = round(left_size * total) if type(left_size) is float else left_size
+    right = round(right_size * total) if type(right_size) is float else right_size
+    if left is None:
+        left = total - right
+    elif right is None:
+        right = total - left
+    if left + right > total:
+        raise ValueError(f"{who}: The sum of `left_size` and `right_size` should be smaller "
+                         f"than the {total}. Received: left_size + right_size = "
+                         f"{float(left + right)} and total_length = {total}")
+    for size, side in ((left, "left"), (right, "right")):
+        if size == 0:
+            raise ValueError(f"{who}: With `dataset` of length={total}, `left_size`={left} and "
+                             f"`right_size`={right}. Resulting {side} side dataset split will "
+                             "be empty. Adjust any of the aforementioned parameters")
+    return int(left), int(right)
+
+
+def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=None,
+                  preferred_backend=None):
+    """Two :class:`gt.data.Dataset` of a dataset's samples: the first ``left_size`` and the
+    last ``right_size`` (ints are counts, floats fractions of the whole; a missing one is
+    the rest). ``dataset``: an array, a tuple/list of arrays (sliced together) or an
+    ``gt.data.Dataset`` (read whole into memory; one made by ``.batch`` is split by sample
+    and the splits batched alike). ``shuffle`` permutes the samples first with Python's
+    ``random.Random(seed)``, as Keras."""
+    import random as _py_random
+    from .data import Dataset
+    who = "split_dataset"
+    if preferred_backend not in (None, "tensorflow", "gradtape"):
+        raise ValueError(f"{who}: preferred_backend must be None or 'tensorflow', got "
+                         f"{preferred_backend!r}")
+    batch = None
+    if isinstance(dataset, Dataset):
+        batch = _batch_size_of(dataset)
+        if batch is not None:
+            dataset = dataset.unbatch()
+        samples = [_to_numpy(e) for e in dataset]
+        structure = None
+    elif isinstance(dataset, (list, tuple)) and dataset and all(
+            hasattr(a, "shape") or isinstance(a, (list, tuple)) for a in dataset) and \
+            not isinstance(dataset[0], (int, float)):
+        arrays = [_host_array(a, "dataset") for a in dataset]
+        lengths = {len(a) for a in arrays}
+        if len(lengths) != 1:
+            raise ValueError(f"{who}: the arrays of `dataset` must have the same length, got "
+                             f"{[len(a) for a in arrays]}")
+        samples = list(zip(*arrays))
+        structure = type(dataset)
+    elif isinstance(dataset, np.ndarray) or _is_tensor(dataset):
+        samples = list(_host_array(dataset, "dataset"))
+        structure = np.ndarray
+    else:
+        raise TypeError(f"{who}: The `dataset` argument must be either a `gt.data.Dataset` "
+                        f"object, or a list/tuple of arrays. Received: dataset of type "
+                        f"{type(dataset).__name__}")
+    if left_size is None and right_size is None:
+        raise ValueError(f"{who}: At least one of the `left_size` or `right_size` must be "
+                         "specified. Received: left_size=None and right_size=None")
+    if shuffle:
+        if seed is None:
+            seed = _py_random.randint(0, int(1e6))
+        _py_random.Random(seed).shuffle(samples)
+    left, right = _rescale_split_sizes(left_size, right_size, len(samples))
+    parts = []
+    for part in (samples[:left], samples[-right:]):
+        if structure is None:
+            import gradtape.nest as _nest
+            first = part[0]
+            flat = [_nest.flatten(e) for e in part]
+            cols = [np.stack(c) for c in zip(*flat)]
+            value = _nest.pack_sequence_as(first, cols) if _nest.is_nested(first) else cols[0]
+        elif structure is np.ndarray:
+            value = np.stack(part)
+        else:
+            value = tuple(np.stack(c) for c in zip(*part))
+        ds = Dataset.from_tensor_slices(value)
+        if batch is not None:
+            ds = ds.batch(batch)
+        parts.append(ds)
+    return parts[0], parts[1]
+
+
+def _batch_size_of(dataset):
+    """The batch size of a dataset made by ``.batch`` (as Keras, only the outermost step
+    counts: a batched-then-mapped dataset's elements are its samples)."""
+    from .data import _Batch
+    return int(dataset._size) if isinstance(dataset, _Batch) else None
+
+
+def _to_numpy(element):
+    import gradtape.nest as _nest
+    return _nest.map_structure(lambda t: t.numpy() if _is_tensor(t) else np.asarray(t),
+                               element)
+
+
+# --- Progbar ---------------------------------------------------------------------------------
+
+class Progbar:
+    """Keras' progress bar: ``update(current, values)`` / ``add(n, values)`` with
+    ``values`` a list of ``(name, value)``; a name in ``stateful_metrics`` is shown as given,
+    the others as their average over the steps so far (Keras 3's weighting). ``verbose=1``
+    redraws one line on a terminal (at most every ``interval`` seconds) and prints the final
+    line; ``verbose=2`` prints only the final line; ``0`` nothing. Lines go to
+    ``sys.stdout``; on a terminal the bar is drawn in colour as Keras 3 draws it."""
+
+    def __init__(self, target, width=20, verbose=1, interval=0.05, stateful_metrics=None,
+                 stateless_metrics=None, unit_name="step"):
+        if stateful_metrics is not None and stateless_metrics is not None:
+            raise ValueError("Progbar: give only one of `stateful_metrics` or "
+                             "`stateless_metrics`")
+        self.target = target
+        self.width = int(width)
+        self.verbose = verbose
+        self.interval = interval
+        self.unit_name = unit_name
+        if stateful_metrics is not None:
+            self.stateful_metrics, self.stateless_metrics = set(stateful_metrics), None
+        elif stateless_metrics is not None:
+            self.stateful_metrics, self.stateless_metrics = None, set(stateless_metrics)
+        else:
+            self.stateful_metrics, self.stateless_metrics = set(), None
+        self._seen_so_far = 0
+        self._values = {}
+        self._values_order = []
+        self._start = time.time()
+        self._last_update = 0.0
+        self._time_after_first_step = None
+        self._prev_total_width = 0
+
+    @staticmethod
+    def _dynamic():
+        out = sys.stdout
+        return (hasattr(out, "isatty") and out.isatty()) or "ipykernel" in sys.modules or \
+            "PYCHARM_HOSTED" in os.environ
+
+    def update(self, current, values=None, finalize=None):
+        """Move to step ``current``; ``values``: ``[(name, value_of_this_step), ...]``;
+        ``finalize`` (default: ``current >= target``) ends the line."""
+        if finalize is None:
+            finalize = False if self.target is None else current >= self.target
+        for k, v in values or []:
+            if _is_tensor(v):
+                v = v.numpy()
+            if k not in self._values_order:
+                self._values_order.append(k)
+            if self.stateful_metrics is not None:
+                stateless = k not in self.stateful_metrics
+            else:
+                stateless = k in self.stateless_metrics
+            if stateless:
+                if finalize:
+                    self._values[k] = [v, 1]
+                else:
+                    base = max(current - self._seen_so_far, 1)
+                    if k not in self._values:
+                        self._values[k] = [v * base, base]
+                    else:
+                        self._values[k][0] += v * base
+                        self._values[k][1] += base
+            else:
+                self._values[k] = [v, 1]
+        self._seen_so_far = current
+        now = time.time()
+        per_unit = self._step_duration(current, now)
+        if self.verbose == 1:
+            if now - self._last_update < self.interval and not finalize:
+                return
+            dynamic = self._dynamic()
+            if not dynamic and not finalize:        # a log file: the final line only
+                self._last_update = now
+                return
+            bar, bar_width = self._bar(current, dynamic)
+            if self.target is not None and self.target > 0 and not finalize:
+                eta = per_unit * (self.target - current)
+                if eta > 3600:
+                    when = "%d:%02d:%02d" % (eta // 3600, (eta % 3600) // 60, eta % 60)
+                elif eta > 60:
+                    when = "%d:%02d" % (eta // 60, eta % 60)
+                else:
+                    when = "%ds" % eta
+            else:
+                when = f"{now - self._start:.0f}s"
+            tail = self._format_time(per_unit, self.unit_name) + self._metrics(abs_check=True)
+            total_width = bar_width + 1 + len(when) + len(tail)
+            message = ("\r" if dynamic else "") + bar + " " + self._bold(when, dynamic) + tail
+            if dynamic and self._prev_total_width > total_width:
+                message += " " * (self._prev_total_width - total_width)
+            if finalize:
+                message += "\n"
+            sys.stdout.write(message)
+            sys.stdout.flush()
+            self._prev_total_width = total_width
+        elif self.verbose == 2:
+            if finalize and self.target is not None and self.target > 0:
+                digits = int(math.log10(self.target)) + 1
+                count = f"%{digits}d/%d" % (current, self.target)
+                info = f"{count} - {now - self._start:.0f}s"
+                info += f" -{self._format_time(per_unit, self.unit_name)}"
+                info += self._metrics(abs_check=False)
+                sys.stdout.write(info + "\n")
+                sys.stdout.flush()
+        self._last_update = now
+
+    def add(self, n, values=None):
+        """``update(current + n, values)``."""
+        self.update(self._seen_so_far + n, values)
+
+    @staticmethod
+    def _bold(text, dynamic):
+        return f"\x1b[1m{text}\x1b[0m" if dynamic else text
+
+    def _bar(self, current, dynamic):
+        """The step count and bar, and its printed width."""
+        if self.target is not None and self.target > 0:
+            digits = int(math.log10(self.target)) + 1
+            count = f"%{digits}d/%d" % (current, self.target)
+            done = int(self.width * float(current) / self.target)
+            if dynamic:
+                bar = self._bold(count, True) + " "
+                if done > 0:
+                    bar += f"\33[32m{'━' * done}\x1b[0m"
+                bar += f"\33[37m{'━' * (self.width - done)}\x1b[0m"
+            else:
+                bar = count + " " + "━" * done + "─" * (self.width - done)
+            return bar, len(count) + 1 + self.width
+        bar = "%7d/Unknown" % current
+        return bar, len(bar)
+
+    def _metrics(self, abs_check):
+        info = ""
+        for k in self._values_order:
+            info += f" - {k}:"
+            total, count = self._values[k]
+            if not isinstance(total, float):
+                total = np.mean(total)
+            avg = total / max(1, count)
+            big = abs(avg) > 1e-3 if abs_check else avg > 1e-3
+            info += f" {avg:.4f}" if big else f" {avg:.4e}"
+        return info
+
+    @staticmethod
+    def _format_time(per_unit, unit_name):
+        if per_unit >= 1 or per_unit == 0:
+            return f" {per_unit:.0f}s/{unit_name}"
+        if per_unit >= 1e-3:
+            return f" {per_unit * 1000.0:.0f}ms/{unit_name}"
+        return f" {per_unit * 1000000.0:.0f}us/{unit_name}"
+
+    def _step_duration(self, current, now):
+        if not current:
+            return 0
+        if self._time_after_first_step is not None and current > 1:
+            per_unit = (now - self._time_after_first_step) / (current - 1)
+        else:
+            per_unit = (now - self._start) / current
+        if current == 1:
+            self._time_after_first_step = now
+        return per_unit
+
+
+# --- custom objects ------------------------------------------------------------------------------
+
+def get_custom_objects():
+    """The global table of custom objects (``{name: class or function}``) that loading
+    looks names up in; ``register_keras_serializable`` adds to it, and so may you
+    (``get_custom_objects()["my_fn"] = my_fn``)."""
+    from .saving import _REGISTERED
+    return _REGISTERED
+
+
+class CustomObjectScope:
+    """``with custom_object_scope({"MyLayer": MyLayer}):`` makes the objects visible by name
+    to ``load_model``, ``model_from_json``, ``deserialize`` and activation lookups made
+    inside the block (this thread)."""
+
+    def __init__(self, custom_objects):
+        if custom_objects is not None and not isinstance(custom_objects, dict):
+            raise TypeError(f"custom_object_scope: expected a dict of custom objects, got "
+                            f"{type(custom_objects).__name__}")
+        self.custom_objects = dict(custom_objects or {})
+        self._ctx = None
+
+    def __enter__(self):
+        from .saving import _custom_scope
+        self._ctx = _custom_scope(self.custom_objects)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        ctx, self._ctx = self._ctx, None
+        return ctx.__exit__(*exc)
+
+
+custom_object_scope = CustomObjectScope
