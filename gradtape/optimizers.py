@@ -96,35 +96,43 @@ def _own_call(schedule) -> bool:
     return type(schedule).__call__ is not LearningRateSchedule.__call__
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (floored if ``staircase``)."""
+class _StepRatioDecay(LearningRateSchedule):
+    """A schedule of ``p = step / decay_steps`` (floored if ``staircase``): ``_rate(p)``."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="ExponentialDecay"):
+                 name=None):
+        cls = type(self).__name__
         if decay_steps <= 0:
-            raise ValueError(f"ExponentialDecay: decay_steps must be > 0, got {decay_steps}")
+            raise ValueError(f"{cls}: decay_steps must be > 0, got {decay_steps}")
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_steps = decay_steps
         self.decay_rate = float(decay_rate)
         self.staircase = bool(staircase)
-        self.name = name
+        self.name = cls if name is None else name
 
     def value_at(self, step: int) -> float:
         p = step / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return self.initial_learning_rate * self.decay_rate ** p
+        return self._rate(math.floor(p) if self.staircase else p)
 
     def value_on(self, xp, step):
         p = step.astype(xp.float64) / self.decay_steps
-        if self.staircase:
-            p = xp.floor(p)
-        return self.initial_learning_rate * self.decay_rate ** p
+        return self._rate(xp.floor(p) if self.staircase else p)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
                 "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_StepRatioDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (floored if ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
+
+    def _rate(self, p):
+        return self.initial_learning_rate * self.decay_rate ** p
 
 
 class CosineDecay(LearningRateSchedule):
@@ -209,36 +217,16 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepRatioDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (the ratio floored
     if ``staircase``), as ``keras.optimizers.schedules.InverseTimeDecay``."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name="InverseTimeDecay"):
-        if decay_steps <= 0:
-            raise ValueError(f"InverseTimeDecay: decay_steps must be > 0, got {decay_steps}")
-        self.initial_learning_rate = float(initial_learning_rate)
-        self.decay_steps = decay_steps
-        self.decay_rate = float(decay_rate)
-        self.staircase = bool(staircase)
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def value_at(self, step: int) -> float:
-        p = step / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
+    def _rate(self, p):
         return self.initial_learning_rate / (1.0 + self.decay_rate * p)
-
-    def value_on(self, xp, step):
-        p = step.astype(xp.float64) / self.decay_steps
-        if self.staircase:
-            p = xp.floor(p)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
 
 
 class PolynomialDecay(LearningRateSchedule):
