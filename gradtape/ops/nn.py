@@ -1747,6 +1747,17 @@ def _block_size(block_size, opname):
     return int(block_size)
 
 
+def _block_operands(input, block_size, data_format, opname):
+    """``(x in NHWC, block size, channels_first)`` for depth_to_space / space_to_depth."""
+    x = as_tensor(input, opname)
+    b = _block_size(block_size, opname)
+    cf = _data_format(data_format, opname)
+    if x._value.ndim != 4:
+        raise ValueError(f"{opname}: input must have rank 4, got shape "
+                         f"{tuple(x._value.shape)}")
+    return _to_nhwc(x, cf), b, cf
+
+
 def depth_to_space(input, block_size, data_format="NHWC", name=None) -> Tensor:
     """Move channel blocks into ``block_size x block_size`` spatial tiles, as
     ``tf.nn.depth_to_space``: ``[N, H, W, C]`` -> ``[N, H * b, W * b, C / b**2]``, with
@@ -1754,13 +1765,7 @@ def depth_to_space(input, block_size, data_format="NHWC", name=None) -> Tensor:
     (``"NCHW"``: the same on ``[N, C, H, W]``). Any dtype."""
     from .shape import reshape, transpose
     opname = "depth_to_space"
-    x = as_tensor(input, opname)
-    b = _block_size(block_size, opname)
-    cf = _data_format(data_format, opname)
-    if x._value.ndim != 4:
-        raise ValueError(f"{opname}: input must have rank 4, got shape "
-                         f"{tuple(x._value.shape)}")
-    x = _to_nhwc(x, cf)
+    x, b, cf = _block_operands(input, block_size, data_format, opname)
     n, h, w, c = x._value.shape
     if c % (b * b):
         raise ValueError(f"{opname}: input depth {c} must be divisible by block_size ** 2 = "
@@ -1774,13 +1779,7 @@ def space_to_depth(input, block_size, data_format="NHWC", name=None) -> Tensor:
     C * b**2]`` (``H`` and ``W`` divisible by ``b``)."""
     from .shape import reshape, transpose
     opname = "space_to_depth"
-    x = as_tensor(input, opname)
-    b = _block_size(block_size, opname)
-    cf = _data_format(data_format, opname)
-    if x._value.ndim != 4:
-        raise ValueError(f"{opname}: input must have rank 4, got shape "
-                         f"{tuple(x._value.shape)}")
-    x = _to_nhwc(x, cf)
+    x, b, cf = _block_operands(input, block_size, data_format, opname)
     n, h, w, c = x._value.shape
     if h % b or w % b:
         raise ValueError(f"{opname}: image height {h} and width {w} must be divisible by "
