@@ -445,12 +445,13 @@ def _get_lr(model, who):
     opt = getattr(model, "optimizer", None)
     if opt is None:
         raise ValueError(f"{who}: the model has no optimizer (compile it first)")
+    raw = opt._learning_rate
+    if callable(raw) and not hasattr(raw, "numpy"):
+        raise ValueError(f"{who}: the optimizer's learning rate is a schedule; a callback "
+                         "cannot also set it")
     lr = opt.learning_rate
     if hasattr(lr, "numpy"):
         return float(lr.numpy())
-    if callable(lr):
-        raise ValueError(f"{who}: the optimizer's learning rate is a schedule; a callback "
-                         "cannot also set it")
     return float(lr)
 
 

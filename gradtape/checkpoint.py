@@ -23,7 +23,9 @@ import numpy as np
 from .tensor import Variable
 
 __all__ = ["CheckpointError", "save_module", "load_module", "write_arrays", "read_arrays",
-           "Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "latest_checkpoint"]
+           "Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "latest_checkpoint",
+           "CheckpointReader", "load_checkpoint", "list_variables", "load_variable",
+           "checkpoints_iterator"]
 
 FORMAT = "gradtape"
 FORMAT_VERSION = "1"
@@ -116,9 +118,10 @@ def _fsync_dir(directory):
 
 
 def read_arrays(path, kind: str | None = None):
-    """``(arrays, metadata)`` from a file written by :func:`write_arrays`, verified whole."""
+    """``(arrays, metadata)`` from a file written by :func:`write_arrays`, verified whole
+    (``path`` may leave out the ``.safetensors`` suffix, as TF's checkpoint paths do)."""
     stnp = _safetensors()
-    path = os.fspath(path)
+    path = _file_of(os.fspath(path))
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -313,8 +316,12 @@ class Checkpoint:
             if "/" in key:
                 raise ValueError(f"Checkpoint: names may not contain '/', got {key!r}")
             if not isinstance(obj, (Module, Optimizer, Variable, Checkpoint)):
+                hint = ""
+                if hasattr(obj, "__next__"):
+                    hint = ("; a dataset iterator's position cannot be checkpointed here "
+                            "(leave it out: a restored run starts its dataset afresh)")
                 raise TypeError(f"Checkpoint: {key}= must be a gt Module, optimizer, Variable "
-                                f"or Checkpoint, got {type(obj).__name__}")
+                                f"or Checkpoint, got {type(obj).__name__}{hint}")
         self._objects = objects
         self.save_counter = Variable(np.int64(0), trainable=False, name="save_counter")
 
@@ -377,12 +384,13 @@ class Checkpoint:
 
     def save(self, file_prefix) -> str:
         """Write ``{file_prefix}-{n}.safetensors`` (``n`` counts saves) and record it as the
-        latest checkpoint of its directory; returns the path."""
+        latest checkpoint of its directory; returns TF's checkpoint path ``{file_prefix}-{n}``
+        (what ``restore`` and ``latest_checkpoint`` take and give)."""
         n = int(self.save_counter.numpy()) + 1
-        path = f"{os.fspath(file_prefix)}-{n}{SUFFIX}"
+        path = f"{os.fspath(file_prefix)}-{n}"
         self.save_counter.assign(np.int64(n))
         try:
-            self.write(path)
+            self.write(path + SUFFIX)
         except BaseException:
             self.save_counter.assign(np.int64(n - 1))
             raise
@@ -404,9 +412,7 @@ class Checkpoint:
         no value in common, or values for a model not built yet) nothing changes."""
         if save_path is None:
             return InitializationOnlyStatus()
-        path = os.fspath(save_path)
-        if not os.path.exists(path) and os.path.exists(path + SUFFIX):
-            path += SUFFIX
+        path = _file_of(os.fspath(save_path))
         arrays, _ = read_arrays(path, kind="checkpoint")
         targets, optimizers, var_paths, by_id = self._state()
         path_to_var = {p: by_id[vid] for vid, p in var_paths.items()}
@@ -480,6 +486,16 @@ class Checkpoint:
 _LATEST = re.compile(r'^model_checkpoint_path:\s*"(.*)"\s*$')
 
 
+def _exists(path) -> bool:
+    """Whether checkpoint ``path`` (TF's name, or the file's own) is there."""
+    return os.path.exists(path) or os.path.exists(path + SUFFIX)
+
+
+def _file_of(path) -> str:
+    """The file of checkpoint ``path``: the path itself, or with ``.safetensors`` added."""
+    return path if os.path.exists(path) or not os.path.exists(path + SUFFIX) else path + SUFFIX
+
+
 def _record_latest(path):
     directory = os.path.dirname(os.path.abspath(path))
     state = os.path.join(directory, _STATE_FILE)
@@ -493,7 +509,7 @@ def _record_latest(path):
     except OSError:
         pass
     name = os.path.basename(path)
-    paths = [p for p in previous if p != name and os.path.exists(os.path.join(directory, p))]
+    paths = [p for p in previous if p != name and _exists(os.path.join(directory, p))]
     paths.append(name)
     text = f'model_checkpoint_path: "{name}"\n' + "".join(
         f'all_model_checkpoint_paths: "{p}"\n' for p in paths)
@@ -509,7 +525,7 @@ def latest_checkpoint(checkpoint_dir) -> str | None:
                 m = _LATEST.match(line.strip())
                 if m:
                     path = os.path.join(os.fspath(checkpoint_dir), m.group(1))
-                    return path if os.path.exists(path) else None
+                    return path if _exists(path) else None
     except OSError:
         return None
     return None
@@ -560,11 +576,11 @@ class CheckpointManager:
                     m = re.match(r'^all_model_checkpoint_paths:\s*"(.*)"\s*$', line.strip())
                     if m:
                         p = os.path.join(self._directory, m.group(1))
-                        if os.path.exists(p):
+                        if _exists(p):
                             self._kept.append(p)
         except OSError:
             pass
-        self._last_preserved = (os.path.getmtime(self._kept[-1]) if self._kept
+        self._last_preserved = (os.path.getmtime(_file_of(self._kept[-1])) if self._kept
                                 else _now())
 
     @property
@@ -601,9 +617,9 @@ class CheckpointManager:
         number = n if checkpoint_number is None else int(
             checkpoint_number.numpy() if hasattr(checkpoint_number, "numpy")
             else checkpoint_number)
-        path = f"{self._prefix}-{number}{SUFFIX}"
+        path = f"{self._prefix}-{number}"
         try:
-            self._checkpoint.write(path)
+            self._checkpoint.write(path + SUFFIX)
         except BaseException:
             counter.assign(np.int64(n - 1))
             raise
@@ -628,12 +644,12 @@ class CheckpointManager:
         while len(self._kept) > self._max_to_keep:
             old = self._kept.pop(0)
             if self._keep_seconds is not None:
-                t = os.path.getmtime(old) if os.path.exists(old) else 0.0
+                t = os.path.getmtime(_file_of(old)) if _exists(old) else 0.0
                 if t - self._last_preserved >= self._keep_seconds:
                     self._last_preserved = t
                     continue                    # kept for good, no longer managed
             try:
-                os.remove(old)
+                os.remove(_file_of(old))
             except FileNotFoundError:
                 pass
 
@@ -649,3 +665,84 @@ class CheckpointManager:
 def _now():
     import time
     return time.time()
+
+
+# --- reading checkpoints without their objects -------------------------------------------------
+
+class CheckpointReader:
+    """The values of a checkpoint file by name (``tf.train.load_checkpoint``)."""
+
+    def __init__(self, path):
+        self._path = _file_of(os.fspath(path))
+        self._arrays, _ = read_arrays(self._path)
+
+    def get_variable_to_shape_map(self) -> dict:
+        return {k: list(v.shape) for k, v in self._arrays.items()}
+
+    def get_variable_to_dtype_map(self) -> dict:
+        from .dtypes import as_dtype
+        return {k: as_dtype(v.dtype) for k, v in self._arrays.items()}
+
+    def has_tensor(self, name) -> bool:
+        return name in self._arrays
+
+    def get_tensor(self, name) -> np.ndarray:
+        try:
+            return np.array(self._arrays[name], copy=True)
+        except KeyError:
+            raise KeyError(f"{name!r} is not in checkpoint {self._path} (it holds "
+                           f"{_listing(sorted(self._arrays))})") from None
+
+
+def _checkpoint_path(ckpt_dir_or_file):
+    path = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise CheckpointError(f"checkpoint: no checkpoint found in directory {path}")
+        return latest
+    return path
+
+
+def load_checkpoint(ckpt_dir_or_file) -> CheckpointReader:
+    """A reader of the checkpoint file (or of the latest checkpoint of a directory)."""
+    return CheckpointReader(_checkpoint_path(ckpt_dir_or_file))
+
+
+def list_variables(ckpt_dir_or_file) -> list:
+    """``[(name, shape)]`` of the values of a checkpoint, sorted by name."""
+    shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
+    return sorted(shapes.items())
+
+
+def load_variable(ckpt_dir_or_file, name) -> np.ndarray:
+    """One value of a checkpoint as a NumPy array."""
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
+
+
+def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None, timeout_fn=None):
+    """Yield each new latest checkpoint of ``checkpoint_dir`` as it appears (an evaluation
+    loop beside training); waits ``timeout`` seconds at most for the next one (for ever with
+    None), then asks ``timeout_fn`` whether to stop."""
+    import time
+    last = None
+    while True:
+        deadline = None if timeout is None else time.time() + timeout
+        while True:
+            path = latest_checkpoint(checkpoint_dir)
+            if path is not None and path != last:
+                break
+            if deadline is not None and time.time() >= deadline:
+                path = None
+                break
+            time.sleep(0.05 if timeout is not None and timeout < 1 else 1.0)
+        if path is None:
+            if timeout_fn is None or timeout_fn():
+                return
+            continue
+        start = time.time()
+        last = path
+        yield path
+        wait = min_interval_secs - (time.time() - start)
+        if wait > 0:
+            time.sleep(wait)

@@ -139,7 +139,7 @@ def run(device=None, epochs=DEFAULT_EPOCHS, out="demo_out", seed=0, verbose=True
         acc = accuracy(model, x_te, y_te)
 
         ckpt_path = gt.train.Checkpoint(model=model, optimizer=optimizer).save(
-            os.path.join(out, "ckpt"))
+            os.path.join(out, "ckpt")) + ".safetensors"       # (the file of TF's path ckpt-1)
         fresh = build_model()
         fresh(gt.constant(x_te[:1]))
         fresh_opt = gt.optimizers.Adam(schedule)

@@ -49,9 +49,11 @@ def unpack_x_y_sample_weight(data):
 
 
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
-    """The inverse of :func:`unpack_x_y_sample_weight`."""
+    """The inverse of :func:`unpack_x_y_sample_weight`: a lone ``x`` stays itself (a tuple
+    or list ``x`` is wrapped, ``(x,)``), as Keras, so ``fit(x)`` hands ``train_step`` the
+    batch ``x`` itself."""
     if y is None:
-        return (x,)
+        return (x,) if isinstance(x, (tuple, list)) else x
     if sample_weight is None:
         return (x, y)
     return (x, y, sample_weight)

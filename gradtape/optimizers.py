@@ -431,16 +431,25 @@ class Optimizer:
     def learning_rate(self):
         """The learning rate, as Keras 3 shows it for a float: a float32 scalar Variable
         (``opt.learning_rate.numpy()``, ``float(opt.learning_rate)``,
-        ``opt.learning_rate.assign(0.5)``; the next step uses the assigned value). A schedule
-        or a Variable given as the learning rate is returned as it is.
+        ``opt.learning_rate.assign(0.5)``; the next step uses the assigned value). A Variable
+        given as the learning rate is returned as it is; with a schedule (or a callable) the
+        rate of the current step, as a float32 scalar tensor (Keras 3: ``float(
+        opt.learning_rate)`` works, the schedule itself is ``opt._learning_rate``).
 
         The Variable is made on first access, on the device of ``iterations``. Until then, and
         on the host while its value stays the one set, steps use the Python float (exact for
         float64 variables); off the host, once it exists, steps read it on the device (no
         host round trip; a captured step reads its buffer at every replay)."""
         lr = self._learning_rate
-        if type(lr) is not float:
+        if isinstance(lr, Variable):
             return lr
+        if type(lr) is not float:
+            value = self._lr_for(self._current_step())
+            if isinstance(value, Tensor):
+                return value
+            dev = self._iterations._device
+            with dev.activate():
+                return Tensor(dev.asarray(np.asarray(value, dtype=np.float32)), dev)
         var = self._lr_var
         if var is None:
             dev = self._iterations._device

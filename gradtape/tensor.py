@@ -275,6 +275,14 @@ class Tensor:
         from .layers import set_mask
         set_mask(self, mask)
 
+    @_keras_mask.deleter
+    def _keras_mask(self):
+        # (`del logits._keras_mask`, as Keras' tutorials do to keep a mask out of the loss)
+        from .layers import get_mask, set_mask
+        if get_mask(self) is None:
+            raise AttributeError("_keras_mask")
+        set_mask(self, None)
+
     def __init__(self, value, device: Device):
         self._value = value
         self._device = device
@@ -607,6 +615,11 @@ class Variable(Tensor):
     @property
     def name(self) -> str:
         return self._name if ":" in self._name else self._name + ":0"
+
+    @property
+    def path(self) -> str:
+        """Keras 3's name of the variable with its layer's: ``"dense/kernel"``."""
+        return self._name.split(":")[0]
 
     @property
     def constraint(self):

@@ -351,7 +351,7 @@ def test_config_round_trip_and_lookup_by_name():
     opt = optimizers.Adam(schedules.ExponentialDecay(0.1, 10, 0.9), beta_1=0.8, clipnorm=2.0)
     again = optimizers.deserialize(optimizers.serialize(opt))
     assert isinstance(again, optimizers.Adam) and again.beta_1 == 0.8 and again.clipnorm == 2.0
-    assert again.learning_rate.value_at(10) == pytest.approx(0.09)
+    assert again._learning_rate.value_at(10) == pytest.approx(0.09)
     assert isinstance(optimizers.get("rmsprop"), optimizers.RMSprop)
     with pytest.raises(ValueError, match="known optimizers"):
         optimizers.get("lbfgs")

@@ -518,7 +518,7 @@ def test_new_schedules_config_matches_keras():
         "staircase": False, "name": "InverseTimeDecay"}
     opt = optimizers.Adam(schedules.CosineDecayRestarts(0.1, 10, m_mul=0.5))
     again = optimizers.deserialize(optimizers.serialize(opt))
-    assert again.learning_rate.value_at(10) == pytest.approx(0.05)
+    assert again._learning_rate.value_at(10) == pytest.approx(0.05)
     with pytest.raises(ValueError, match="first_decay_steps must be > 0, got 0"):
         schedules.CosineDecayRestarts(0.1, 0)
     with pytest.raises(ValueError, match="PolynomialDecay: decay_steps must be > 0"):
@@ -566,9 +566,15 @@ def test_learning_rate_reads_as_a_float32_variable_the_tensorflow_way():
     assert float(opt.learning_rate) == 0.5 and opt.get_config()["learning_rate"] == 0.5
     opt.learning_rate = 0.25
     assert float(lr) == 0.25 and opt.get_config()["learning_rate"] == 0.25
-    # a schedule or a Variable given as the learning rate is returned as it is
+    # a schedule reads as its current rate (Keras 3), kept as _learning_rate; a Variable
+    # given as the learning rate is returned as it is
     sched = schedules.ExponentialDecay(0.1, 2, 0.5)
-    assert optimizers.SGD(sched).learning_rate is sched
+    opt_s = optimizers.SGD(sched)
+    assert opt_s._learning_rate is sched and float(opt_s.learning_rate) == pytest.approx(0.1)
+    w = gt.Variable(1.0)
+    for _ in range(2):
+        opt_s.apply_gradients([(gt.constant(1.0), w)])
+    assert float(opt_s.learning_rate) == pytest.approx(0.05)
     mine = gt.Variable(0.3, dtype=gt.float64)
     assert optimizers.SGD(mine).learning_rate is mine
 
