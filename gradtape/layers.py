@@ -1225,12 +1225,14 @@ class Model(TrainingMixin, Layer):
                 m.reset_states()
 
     def save(self, filepath, overwrite=True, **kwargs):
-        """Write the architecture, compile arguments and weights to one file (see
-        :mod:`gradtape.saving`); ``gt.keras.models.load_model`` reads it back."""
+        """Write the architecture, compile arguments, weights and optimizer state to one
+        file (see :mod:`gradtape.saving`); ``gt.keras.models.load_model`` reads it back.
+        ``include_optimizer=False`` leaves the optimizer state out."""
         from .saving import save_model
         if kwargs.get("save_format") not in (None, "keras", "tf", "h5"):
             raise ValueError(f"save: unknown save_format {kwargs['save_format']!r}")
-        return save_model(self, filepath, overwrite=overwrite)
+        return save_model(self, filepath, overwrite=overwrite,
+                          include_optimizer=kwargs.get("include_optimizer", True))
 
     def get_layer(self, name=None, index=None):
         """A layer of the model by ``name`` or by position (``index``) in ``model.layers``."""

@@ -6,14 +6,17 @@ model from it.
     same = gt.keras.models.load_model("digits.keras")
 
 The file is a zip archive holding ``config.json`` (the model's layers and, for a functional
-model, the graph of their calls), ``metadata.json`` and ``model.weights.safetensors`` (the
-variables, as ``save_weights`` writes them; never pickle). It is written to a temporary file
-and renamed, so a crash never leaves half a model. Sequential and functional models of
-gradtape's layers save; a subclassed model, a ``Lambda`` layer or an operator on symbolic
-tensors has no architecture to write (save the weights instead, and build the model in code).
+model, the graph of their calls), ``metadata.json``, ``model.weights.safetensors`` (the
+variables, as ``save_weights`` writes them; never pickle) and, once the compiled optimizer has
+taken a step, ``optimizer.safetensors``: its step count, learning rate and every slot of
+every model variable (Adam's moments, SGD's momentum...), so that training resumes after
+``load_model`` exactly where it stopped, as in Keras (``save(..., include_optimizer=False)``
+leaves it out). It is written to a temporary file and renamed, so a crash never leaves half
+a model. Sequential and functional models of gradtape's layers save; a subclassed model, a
+``Lambda`` layer or an operator on symbolic tensors has no architecture to write (save the
+weights instead, and build the model in code).
 Layers of your own classes load when given in ``custom_objects`` or registered with
-:func:`register_keras_serializable`. The optimizer's configuration is kept, not its state
-(``gt.train.Checkpoint`` saves that).
+:func:`register_keras_serializable`.
 
 The same configs give ``model.get_config()`` / ``Model.from_config``, ``model.to_json()`` /
 ``keras.models.model_from_json`` (the architecture only) and ``keras.models.clone_model``
@@ -401,9 +404,11 @@ def check_saveable(model):
         _SCOPE.saving = None
 
 
-def save_model(model, filepath, overwrite=True) -> str:
-    """Write ``model`` (architecture, compile arguments, weights) to ``filepath``."""
-    from .checkpoint import save_module
+def save_model(model, filepath, overwrite=True, *, include_optimizer=True) -> str:
+    """Write ``model`` (architecture, compile arguments, weights and, once it has taken a
+    step, the compiled optimizer's state) to ``filepath``. ``include_optimizer=False`` leaves
+    the optimizer's state out (as tf_keras; Keras 3's ``.keras`` files always hold it)."""
+    from .checkpoint import save_module, write_arrays
     from . import __version__
     path = os.fspath(filepath)
     if os.path.exists(path) and not overwrite:
@@ -417,6 +422,7 @@ def save_model(model, filepath, overwrite=True) -> str:
         raise SavingError(f"save: {type(model).__name__} '{model.name}' is not built yet; "
                           "call it on a batch (or build it) first")
     config = {"format": FORMAT, "model": arch, "compile": _compile_config(model)}
+    opt_state = _optimizer_arrays(model) if include_optimizer and config["compile"] else None
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
@@ -429,8 +435,126 @@ def save_model(model, filepath, overwrite=True) -> str:
                 weights = os.path.join(tmp, "model.weights.safetensors")
                 save_module(model, weights)
                 zf.write(weights, "model.weights.safetensors")
+            if opt_state is not None:
+                state = os.path.join(tmp, OPTIMIZER_MEMBER)
+                write_arrays(state, opt_state, "optimizer")
+                zf.write(state, OPTIMIZER_MEMBER)
         os.replace(staged, path)
     return path
+
+
+# --- the optimizer's state -------------------------------------------------------------------
+#
+# ``optimizer.safetensors`` holds ``iterations``, ``learning_rate`` (when the optimizer shows
+# its float rate as a Variable, or was given a Variable) and ``slots/{slot}/{path}`` for every
+# slot of every model variable, ``path`` being the variable's name in
+# ``model.weights.safetensors`` (``layers.0.kernel``). Written only once the optimizer has
+# taken a step: before that its state is the fresh one a new optimizer has.
+
+OPTIMIZER_MEMBER = "optimizer.safetensors"
+
+
+def _optimizer_arrays(model):
+    """The host arrays of the compiled optimizer's state, or None if it has taken no step."""
+    from .checkpoint import _host
+    from .optimizers import Optimizer
+    from .tensor import Variable
+    opt = model.__dict__.get("optimizer")
+    if not isinstance(opt, Optimizer) or int(opt.iterations.numpy()) == 0:
+        return None
+    arrays = {"iterations": _host(opt.iterations)}
+    lr = opt._learning_rate
+    if isinstance(lr, Variable):
+        arrays["learning_rate"] = _host(lr)
+    elif type(lr) is float and opt._lr_var is not None:
+        arrays["learning_rate"] = _host(opt._lr_var)
+    for var_path, var in model.named_variables():
+        for slot_name, slot in opt._slot_state(var).items():
+            arrays[f"slots/{slot_name}/{var_path}"] = _host(slot)
+    return arrays
+
+
+def _read_optimizer_state(zf, path):
+    """The verified arrays of the file's optimizer state, or None when it has none."""
+    from .checkpoint import CheckpointError, read_arrays
+    if OPTIMIZER_MEMBER not in zf.namelist():
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            zf.extract(OPTIMIZER_MEMBER, tmp)
+            inner = os.path.join(tmp, OPTIMIZER_MEMBER)
+            arrays, _ = read_arrays(inner, kind="optimizer")
+        except (CheckpointError, zipfile.BadZipFile, OSError) as exc:
+            message = str(exc).replace(os.path.join(tmp, OPTIMIZER_MEMBER), OPTIMIZER_MEMBER)
+            raise SavingError(f"load_model: {path}: its optimizer state ({OPTIMIZER_MEMBER}) "
+                              f"cannot be read: {message}") from None
+    return arrays
+
+
+def _restore_optimizer(model, arrays, path):
+    """Fill the compiled optimizer of ``model`` from ``arrays``: everything is checked first,
+    and on any mismatch :class:`SavingError` lists it and the optimizer keeps its fresh
+    state."""
+    from .checkpoint import _device_arrays, _listing
+    opt = model.optimizer
+    by_path = dict(model.named_variables())
+    problems, slot_plan = [], []
+    it = arrays.get("iterations")
+    if it is None:
+        problems.append("iterations: missing from the file")
+    elif it.shape != () or it.dtype != opt.iterations._value.dtype:
+        problems.append(f"iterations: the file has shape {tuple(it.shape)} dtype "
+                        f"{it.dtype.name}, the optimizer's is a scalar "
+                        f"{opt.iterations._value.dtype.name}")
+    elif int(it) < 0:
+        problems.append(f"iterations: the file has {int(it)}, a step count is >= 0")
+    new_lr = None
+    lr_saved = arrays.get("learning_rate")
+    if lr_saved is not None:
+        lr = opt._learning_rate
+        if lr_saved.shape != () or lr_saved.dtype.kind != "f":
+            problems.append(f"learning_rate: the file has shape {tuple(lr_saved.shape)} dtype "
+                            f"{lr_saved.dtype.name}, a learning rate is a float scalar")
+        elif not np.isfinite(lr_saved) or lr_saved < 0:
+            problems.append(f"learning_rate: the file has {lr_saved.item()!r}, a learning "
+                            "rate is a finite number >= 0")
+        elif type(lr) is not float:
+            problems.append(f"learning_rate: the file has a value, the optimizer's learning "
+                            f"rate is a {type(lr).__name__}")
+        elif np.asarray(lr, dtype=lr_saved.dtype) != lr_saved:
+            new_lr = lr_saved.item()
+    unknown = []
+    for key in sorted(arrays):
+        if key in ("iterations", "learning_rate"):
+            continue
+        slot_name, _, var_path = key[len("slots/"):].partition("/")
+        if not key.startswith("slots/") or not slot_name or not var_path:
+            unknown.append(key)
+            continue
+        var = by_path.get(var_path)
+        if var is None:
+            problems.append(f"{key}: the model has no variable {var_path!r}")
+            continue
+        arr = arrays[key]
+        why = opt._check_slot_restore(var, slot_name, arr.shape, arr.dtype)
+        if why:
+            problems.append(f"{key}: {why}")
+            continue
+        slot_plan.append((var, slot_name, arr))
+    if unknown:
+        problems.append(f"entries that are no optimizer state: {_listing(unknown)}")
+    if problems:
+        raise SavingError(f"load_model: {path}: its optimizer state ({OPTIMIZER_MEMBER}) does "
+                          f"not fit the {type(opt).__name__} optimizer of "
+                          f"{type(model).__name__} '{model.name}'; the optimizer was not "
+                          f"restored:\n  " + "\n  ".join(problems))
+    opt.build(model.trainable_variables)
+    (_, staged), = _device_arrays({"iterations": opt.iterations}, {"iterations": it})
+    if new_lr is not None:
+        opt.learning_rate = new_lr
+    for var, slot_name, arr in slot_plan:
+        opt._restore_slot(var, slot_name, arr)
+    opt.iterations._set(staged)
 
 
 def is_saved_model(filepath) -> bool:
@@ -494,11 +618,17 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                               f"({type(exc).__name__}: {exc})") from exc
         comp = config.get("compile")
         if compile and comp:
-            _compile_from_config(model, comp, path)
+            opt_state = _read_optimizer_state(zf, path)
+            extra = "" if opt_state is None else \
+                " (the optimizer state saved in the file is not restored)"
+            if _compile_from_config(model, comp, path, extra) and opt_state is not None:
+                _restore_optimizer(model, opt_state, path)
     return model
 
 
-def _compile_from_config(model, comp, path):
+def _compile_from_config(model, comp, path, extra=""):
+    """Compile ``model`` with the saved arguments; True when it could be, else a warning and
+    False."""
     import warnings
     from . import optimizers
     try:
@@ -509,8 +639,10 @@ def _compile_from_config(model, comp, path):
                       weighted_metrics=_decode_spec(comp.get("weighted_metrics"), "metric"))
     except Exception as exc:
         warnings.warn(f"load_model: {path} loaded, but compiling it with the saved arguments "
-                      f"failed ({type(exc).__name__}: {exc}); call compile yourself",
+                      f"failed ({type(exc).__name__}: {exc}); call compile yourself{extra}",
                       UserWarning, stacklevel=3)
+        return False
+    return True
 
 
 # --- configs, JSON and clones of models (keras.models.clone_model, model_from_json) -------------

@@ -94,7 +94,7 @@ def test_a_functional_model_round_trips_with_weights_and_compile(tmp_path):
     path = model.save(str(tmp_path / "m.keras"))
     with zipfile.ZipFile(path) as zf:
         assert sorted(zf.namelist()) == ["config.json", "metadata.json",
-                                         "model.weights.safetensors"]
+                                         "model.weights.safetensors", "optimizer.safetensors"]
     loaded = keras.models.load_model(path)
     for a, b in zip(model(inputs), loaded(inputs)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
@@ -277,3 +277,212 @@ def test_review_cases_refused_with_reasons(tmp_path):
             zf.writestr("config.json", content)
         with pytest.raises(gt.saving.SavingError):
             keras.models.load_model(path)
+
+
+# --- the optimizer's state travels with the model ---------------------------------------------
+
+_XT = np.random.default_rng(5).standard_normal((12, 4)).astype(np.float32)
+_YT = np.random.default_rng(6).standard_normal((12, 1)).astype(np.float32)
+
+
+def _trained(opt, steps=3):
+    """A small model compiled with ``opt`` and trained ``steps`` batches of 4."""
+    gt.random.set_seed(11)
+    inp = keras.Input(shape=(4,))
+    h = L.Dense(5, activation="tanh", name="hidden")(inp)
+    model = keras.Model(inp, L.Dense(1, name="out")(h), name="small")
+    model.compile(opt, "mse")
+    for k in range(steps):
+        model.train_on_batch(_XT[4 * (k % 3):4 * (k % 3) + 4], _YT[4 * (k % 3):4 * (k % 3) + 4])
+    return model
+
+
+def _train_on(model, epochs=2):
+    model.fit(_XT, _YT, batch_size=4, epochs=epochs, shuffle=False, verbose=0)
+
+
+def _assert_same_weights(a, b, atol=1e-6):
+    wa, wb = a.get_weights(), b.get_weights()
+    assert len(wa) == len(wb)
+    for x, y in zip(wa, wb):
+        np.testing.assert_allclose(x, y, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: keras.optimizers.Adam(0.01),
+    lambda: keras.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
+    lambda: keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(0.02, 2, 0.5)),
+], ids=["adam", "sgd_momentum", "adam_schedule"])
+def test_training_resumes_exactly_after_load_model(tmp_path, device, make):
+    model = _trained(make())
+    path = model.save(str(tmp_path / "m.keras"))
+    with zipfile.ZipFile(path) as zf:
+        assert "optimizer.safetensors" in zf.namelist()
+    loaded = keras.models.load_model(path)
+    opt, lopt = model.optimizer, loaded.optimizer
+    assert type(lopt) is type(opt) and lopt is not opt
+    assert int(lopt.iterations.numpy()) == int(opt.iterations.numpy()) == 3
+    for var, lvar in zip(model.trainable_variables, loaded.trainable_variables):
+        assert lvar.device == var.device == device.name
+        for name in opt.slot_names():
+            np.testing.assert_array_equal(lopt.get_slot(lvar, name).numpy(),
+                                          opt.get_slot(var, name).numpy())
+    _train_on(model)
+    _train_on(loaded)                       # the same batches, continuing the same state
+    _assert_same_weights(model, loaded)
+    assert int(lopt.iterations.numpy()) == int(opt.iterations.numpy()) == 9
+
+
+def test_without_the_optimizer_state_training_restarts(tmp_path):
+    model = _trained(keras.optimizers.Adam(0.01))
+    path = str(tmp_path / "m.keras")
+    keras.saving.save_model(model, path, include_optimizer=False)
+    with zipfile.ZipFile(path) as zf:
+        assert "optimizer.safetensors" not in zf.namelist()
+    loaded = keras.models.load_model(path)
+    assert int(loaded.optimizer.iterations.numpy()) == 0
+    _assert_same_weights(model, loaded, atol=0)
+    _train_on(model)
+    _train_on(loaded)
+    # a fresh Adam takes bias-corrected first steps of about lr: the weights part ways
+    assert max(np.abs(a - b).max() for a, b in zip(model.get_weights(),
+                                                   loaded.get_weights())) > 1e-3
+
+
+def test_a_model_saved_before_training_loads_with_a_fresh_optimizer(tmp_path):
+    model = _trained(keras.optimizers.Adam(0.01), steps=0)
+    path = model.save(str(tmp_path / "m.keras"))
+    with zipfile.ZipFile(path) as zf:
+        assert "optimizer.safetensors" not in zf.namelist()
+    loaded = keras.models.load_model(path)
+    assert int(loaded.optimizer.iterations.numpy()) == 0
+    assert loaded.optimizer.variables == [loaded.optimizer.iterations]     # no slots yet
+    _train_on(model)
+    _train_on(loaded)
+    _assert_same_weights(model, loaded)
+    # compile=False: the weights only, no optimizer
+    assert not keras.models.load_model(path, compile=False).__dict__.get("_is_compiled")
+
+
+def test_a_file_without_optimizer_state_still_loads(tmp_path):
+    model = _trained(keras.optimizers.SGD(0.05, momentum=0.9))
+    path = model.save(str(tmp_path / "m.keras"))
+    old = str(tmp_path / "old.keras")           # as model.save wrote before it kept the state
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(old, "w") as dst:
+        for name in src.namelist():
+            if name != "optimizer.safetensors":
+                dst.writestr(name, src.read(name))
+    loaded = keras.models.load_model(old)
+    assert int(loaded.optimizer.iterations.numpy()) == 0
+    assert loaded.optimizer.momentum == 0.9
+    _assert_same_weights(model, loaded, atol=0)
+    np.testing.assert_allclose(loaded(_XT).numpy(), model(_XT).numpy(), rtol=1e-6)
+    loaded.fit(_XT, _YT, verbose=0)             # trains on, from a fresh momentum
+
+
+def test_the_learning_rate_set_during_training_is_kept(tmp_path):
+    model = _trained(keras.optimizers.Adam(0.01))
+    model.optimizer.learning_rate.assign(0.003)
+    path = model.save(str(tmp_path / "m.keras"))
+    from gradtape.checkpoint import read_arrays
+    with zipfile.ZipFile(path) as zf:
+        zf.extract("optimizer.safetensors", str(tmp_path))
+    arrays, _ = read_arrays(str(tmp_path / "optimizer.safetensors"), kind="optimizer")
+    assert sorted(arrays) == ["iterations", "learning_rate"] + [
+        f"slots/{slot}/layers.{k}.{w}" for slot in "mv" for k in (1, 2)
+        for w in ("bias", "kernel")]
+    assert arrays["iterations"] == 3 and arrays["learning_rate"] == np.float32(0.003)
+    loaded = keras.models.load_model(path)
+    assert float(loaded.optimizer.learning_rate) == float(np.float32(0.003))
+    _train_on(model)
+    _train_on(loaded)
+    _assert_same_weights(model, loaded)
+
+
+def _rewrite_optimizer_state(src, dst, arrays):
+    from gradtape.checkpoint import write_arrays
+    tmp = dst + ".opt"
+    write_arrays(tmp, arrays, "optimizer")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for name in zin.namelist():
+            if name != "optimizer.safetensors":
+                zout.writestr(name, zin.read(name))
+        zout.write(tmp, "optimizer.safetensors")
+
+
+def test_bad_optimizer_state_is_refused_naming_file_and_slot(tmp_path):
+    from gradtape.checkpoint import read_arrays
+    model = _trained(keras.optimizers.Adam(0.01))
+    path = model.save(str(tmp_path / "m.keras"))
+    with zipfile.ZipFile(path) as zf:
+        zf.extract("optimizer.safetensors", str(tmp_path))
+        members = {n: zf.read(n) for n in zf.namelist()}
+    good, _ = read_arrays(str(tmp_path / "optimizer.safetensors"))
+    kernel = next(k for k in good if k.startswith("slots/m/") and k.endswith("kernel"))
+    bad = str(tmp_path / "bad.keras")
+    cases = [
+        ({**good, kernel: np.zeros((2, 2), np.float32)}, [kernel, "shape"]),
+        ({**good, kernel: good[kernel].astype(np.float64)}, [kernel, "dtype"]),
+        ({**good, "slots/momentum/layers.1.kernel": good[kernel]},
+         ["slots/momentum/layers.1.kernel", "not a slot of Adam"]),
+        ({**good, "slots/m/layers.9.kernel": good[kernel]},
+         ["slots/m/layers.9.kernel", "no variable"]),
+        ({k: v for k, v in good.items() if k != "iterations"}, ["iterations", "missing"]),
+        ({**good, "iterations": np.float32(3)}, ["iterations", "float32"]),
+        ({**good, "extra": np.zeros(2)}, ["extra"]),
+    ]
+    for arrays, words in cases:
+        _rewrite_optimizer_state(path, bad, arrays)
+        with pytest.raises(gt.saving.SavingError) as info:
+            keras.models.load_model(bad)
+        message = str(info.value)
+        for word in ["bad.keras", "optimizer.safetensors"] + words:
+            assert word in message, (word, message)
+    # corrupted bytes: the digest catches them
+    data = bytearray(members["optimizer.safetensors"])
+    data[-3] ^= 0xFF
+    with zipfile.ZipFile(bad, "w") as zf:
+        for name, content in members.items():
+            zf.writestr(name, bytes(data) if name == "optimizer.safetensors" else content)
+    with pytest.raises(gt.saving.SavingError, match=r"bad\.keras.*optimizer\.safetensors.*"
+                       r"corrupted"):
+        keras.models.load_model(bad)
+
+
+def test_a_refused_optimizer_state_changes_nothing():
+    """All checks come before any assignment: one bad slot among good ones restores none."""
+    model = _trained(keras.optimizers.Adam(0.01))
+    fresh = _trained(keras.optimizers.Adam(0.01), steps=0)
+    good = gt.saving._optimizer_arrays(model)
+    opt = fresh.optimizer
+    kernel = next(k for k in good if k.startswith("slots/v/"))
+    with pytest.raises(gt.saving.SavingError, match="shape"):
+        gt.saving._restore_optimizer(fresh, {**good, kernel: np.zeros(7, np.float32)}, "f")
+    assert int(opt.iterations.numpy()) == 0 and opt.variables == [opt.iterations]
+    with pytest.raises(gt.saving.SavingError, match="learning_rate"):
+        gt.saving._restore_optimizer(fresh, {**good, "learning_rate": np.float32(-1)}, "f")
+    assert float(opt.learning_rate) == pytest.approx(0.01)
+    # the good state restores whole (a saved learning rate over the configured one)
+    gt.saving._restore_optimizer(fresh, {**good, "learning_rate": np.float32(0.25)}, "f")
+    assert int(opt.iterations.numpy()) == 3 and float(opt.learning_rate) == 0.25
+    for var, fvar in zip(model.trainable_variables, fresh.trainable_variables):
+        for name in ("m", "v"):
+            np.testing.assert_array_equal(opt.get_slot(fvar, name).numpy(),
+                                          model.optimizer.get_slot(var, name).numpy())
+    # a learning rate saved for an optimizer that now follows a schedule does not fit
+    sched = _trained(keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(
+        0.02, 2, 0.5)), steps=0)
+    with pytest.raises(gt.saving.SavingError, match="learning_rate.*ExponentialDecay"):
+        gt.saving._restore_optimizer(sched, {**good, "learning_rate": np.float32(0.1)}, "f")
+    assert int(sched.optimizer.iterations.numpy()) == 0
+
+
+def test_model_checkpoint_files_resume_training(tmp_path):
+    model = _trained(keras.optimizers.Adam(0.01), steps=0)
+    model.fit(_XT, _YT, batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=[
+        keras.callbacks.ModelCheckpoint(str(tmp_path / "ep{epoch}.keras"))])
+    first = keras.models.load_model(str(tmp_path / "ep1.keras"))
+    assert int(first.optimizer.iterations.numpy()) == 3
+    _train_on(first, epochs=1)                  # epoch 2 again, from epoch 1's file
+    _assert_same_weights(first, model)
+    assert int(first.optimizer.iterations.numpy()) == 6
