@@ -22,8 +22,8 @@ from .layers import InputLayer, Layer, Model, Sequential
 
 __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regularizers",
            "constraints", "callbacks", "activations", "utils", "backend", "models", "saving",
-           "preprocessing", "Sequential", "Model", "Layer", "Input", "InputLayer",
-           "KerasTensor"]
+           "preprocessing", "mixed_precision", "Sequential", "Model", "Layer", "Input",
+           "InputLayer", "KerasTensor"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -163,6 +163,14 @@ preprocessing = _namespace(
     "timeseries_dataset_from_array.",
     sequence=_sequence, timeseries_dataset_from_array=_ku.timeseries_dataset_from_array)
 preprocessing.__path__ = []
+from . import mixed_precision as _mp  # noqa: E402
+
+mixed_precision = _namespace(
+    "mixed_precision", "Keras' mixed precision: DTypePolicy (Policy), set_global_policy, "
+    "global_policy (dtype_policy, set_dtype_policy), LossScaleOptimizer.",
+    DTypePolicy=_mp.DTypePolicy, Policy=_mp.Policy, global_policy=_mp.global_policy,
+    set_global_policy=_mp.set_global_policy, dtype_policy=_mp.dtype_policy,
+    set_dtype_policy=_mp.set_dtype_policy, LossScaleOptimizer=optimizers.LossScaleOptimizer)
 layers.serialize = _saving.serialize_layer
 layers.deserialize = _saving.deserialize_layer
 
@@ -274,6 +282,7 @@ def _register_submodules():
              "constraints": constraints, "callbacks": callbacks, "activations": activations,
              "utils": utils, "backend": backend, "models": models, "saving": saving,
              "preprocessing": preprocessing, "preprocessing.sequence": _sequence,
+             "mixed_precision": mixed_precision,
              "optimizers.schedules": optimizers.schedules}
     for name, mod in table.items():
         sys.modules[f"{__name__}.{name}"] = mod

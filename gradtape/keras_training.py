@@ -346,9 +346,27 @@ def _floats(logs):
 
 # --- compiled losses and metrics -------------------------------------------------------------
 
+def _in_floatx(pred):
+    """As Keras (a loss or metric computes in ``floatx``): a float16 prediction, the output of
+    a mixed-precision model, is cast to floatx (float32) for the losses and metrics, its mask
+    kept."""
+    from .tensor import Tensor
+    if not isinstance(pred, Tensor) or pred._value.dtype != np.float16:
+        return pred
+    from .layers import _FLOATX, get_mask, set_mask
+    from .ops.core import cast
+    if _FLOATX[0] == "float16":
+        return pred
+    out = cast(pred, _FLOATX[0])
+    mask = get_mask(pred)
+    if mask is not None:
+        set_mask(out, mask)
+    return out
+
+
 def _align(y_true, y_pred, names, who):
-    """``[(y_true_i, y_pred_i)]`` per model output."""
-    preds = _nest.flatten(y_pred)
+    """``[(y_true_i, y_pred_i)]`` per model output (float16 predictions in floatx)."""
+    preds = [_in_floatx(p) for p in _nest.flatten(y_pred)]
     if len(preds) == 1:
         if isinstance(y_true, (list, tuple)) and len(y_true) == 1 and _is_array(y_true[0]):
             y_true = y_true[0]
@@ -753,15 +771,22 @@ class TrainingMixin:
     # --- compile -----------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
                 weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
-                jit_compile=None, **kwargs):
+                jit_compile=None, auto_scale_loss=True, **kwargs):
         """Set the optimizer (name or object; Keras' default ``"rmsprop"``), the loss (name,
         Loss, function; a list or dict by output for several outputs), ``metrics`` and
         ``weighted_metrics``. ``run_eagerly``, ``steps_per_execution`` and ``jit_compile``
-        are accepted for TF scripts: gradtape always runs eagerly."""
+        are accepted for TF scripts: gradtape always runs eagerly. With ``auto_scale_loss``
+        (Keras 3) a model whose dtype policy is ``"mixed_float16"`` gets its optimizer wrapped
+        in a :class:`~gradtape.optimizers.LossScaleOptimizer`, and ``train_step`` scales the
+        loss (``optimizer.scale_loss``) before taking the gradients."""
         from . import optimizers
         if kwargs:
             raise TypeError(f"compile: unexpected keyword argument {next(iter(kwargs))!r}")
         opt = optimizers.get(optimizer)
+        policy = self.__dict__.get("_dtype_policy")
+        if auto_scale_loss and policy is not None and policy.name == "mixed_float16" and \
+                not isinstance(opt, optimizers.LossScaleOptimizer):
+            opt = optimizers.LossScaleOptimizer(opt, name="loss_scale_optimizer")
         names = self.output_names
         # check everything before assigning, so a bad argument changes nothing
         _check_specs(loss, names, "loss", _loss_object)
@@ -816,14 +841,18 @@ class TrainingMixin:
         return MetricResults(self.metrics)
 
     def train_step(self, data):
-        """One optimizer step on a batch: forward under a tape, the compiled loss, the
-        gradients of the trainable variables, ``optimizer.apply_gradients``; returns the
-        metrics' values."""
+        """One optimizer step on a batch: forward under a tape, the compiled loss (scaled by
+        the optimizer's ``scale_loss`` where it has one: a LossScaleOptimizer), the gradients
+        of the trainable variables, ``optimizer.apply_gradients``; returns the metrics'
+        values."""
         from .tape import GradientTape
         x, y, sample_weight = unpack_x_y_sample_weight(data)
+        scale_loss = getattr(self.optimizer, "scale_loss", None)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            if scale_loss is not None:
+                loss = scale_loss(loss)
         if self.compiled_metrics.per_output is None:
             self.compiled_metrics.build(y, y_pred)      # a bad metric fails before any update
         variables = self.trainable_variables

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import initializers as _init
 from . import keras_graph as _kg
+from . import mixed_precision as _mp
 from . import nest as _nest
 from .backend import current_device, device_scope
 from .dtypes import np_dtype
@@ -60,7 +61,9 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "add", "subtract", "multiply", "average", "maximum", "minimum", "dot",
            "Conv3D", "Conv3DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D",
            "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D",
-           "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D"]
+           "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D",
+           "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
+           "RandomBrightness", "CategoryEncoding", "Discretization", "Hashing", "IntegerLookup"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -609,14 +612,25 @@ class Layer(Module):
     """A module called on inputs: ``layer(inputs, training=None)``.
 
     Subclasses implement :meth:`call` and, for weights that depend on the input, :meth:`build`
-    (run once, on the first call, on the input's device). ``dtype`` (float32 by default) is
-    the dtype of the weights; numeric inputs are cast to it when ``autocast`` is true.
+    (run once, on the first call, on the input's device). ``dtype`` is the layer's dtype
+    policy (:class:`gradtape.mixed_precision.DTypePolicy`, or its name: ``"float32"``,
+    ``"float64"``, ``"float16"``, ``"mixed_float16"``; by default the global policy, which
+    is ``floatx()``'s unless ``keras.mixed_precision.set_global_policy`` set one): weights are
+    made in its ``variable_dtype`` (:attr:`dtype`), numeric inputs are cast to its
+    ``compute_dtype`` when ``autocast`` is true. Under a mixed policy the layer's float
+    weights are read as casts to the compute dtype while :meth:`call` runs (see
+    :mod:`gradtape.mixed_precision`).
     """
 
     #: Build on the first call (containers that build by running their layers set False).
     _builds_on_call = True
-    #: Cast numeric inputs to the layer's dtype.
+    #: Cast numeric inputs to the layer's compute dtype.
     autocast = True
+    #: Whether a call may take the mixed-precision path: set on a layer by its policy (a
+    #: mixed one, or one given explicitly to a dtype-keeping layer), and on this class by
+    #: gradtape.mixed_precision while a mixed call runs in any thread (so that a call without
+    #: mixed precision pays one attribute test).
+    _mp_on = False
 
     #: ``<prefix>_regularizer=`` and ``<prefix>_constraint=`` arguments the layer takes:
     #: prefix -> weight attribute.
@@ -649,13 +663,11 @@ class Layer(Module):
             _has_loss_source()
         super().__init__(name=name)
         self._trainable = bool(trainable)
-        dt = np.dtype(_FLOATX[0]) if dtype is None else np_dtype(dtype)
-        if dt.kind != "f":
-            raise TypeError(f"{type(self).__name__}: dtype must be a floating type, got "
-                            f"{dt.name}")
-        self._dtype = dt
         if "autocast" in kwargs:
             self.autocast = bool(kwargs["autocast"])
+            if not self.autocast:
+                self._mp_no_autocast = True         # (Keras: no input cast, no autocast)
+        self._set_dtype_policy(dtype)
         # Keras' input_shape= (per example), input_dim= or batch_input_shape=: a Sequential
         # whose first layer has one builds itself at construction.
         if kwargs.get("batch_input_shape") is not None:
@@ -688,7 +700,8 @@ class Layer(Module):
         marking_build._marks_built = True
         cls.build = marking_build
 
-    _UNTRACKED = frozenset({"input_spec", "_dtype", "built", "_build_input_shape",
+    _UNTRACKED = frozenset({"input_spec", "_dtype", "_compute_dtype", "_dtype_policy",
+                            "_mp_on", "_mp_no_autocast", "built", "_build_input_shape",
                             "_generators", "_regularizers", "_inbound_nodes",
                             "_activity_regularizer", "_call_losses", "_loss_call", "_top_call",
                             "_loss_fns", "_weight_regularizers", "_constraints"})
@@ -737,8 +750,68 @@ class Layer(Module):
 
     @property
     def dtype(self):
+        """The dtype of the layer's weights (its policy's ``variable_dtype``, as Keras)."""
         from .dtypes import as_dtype
         return as_dtype(self._dtype)
+
+    # --- the dtype policy -----------------------------------------------------------------
+    def _set_dtype_policy(self, dtype, explicit=None):
+        """Resolve ``dtype`` (None, a policy, its name or config, a float dtype) into the
+        layer's policy, variable dtype and compute dtype."""
+        who = type(self).__name__
+        if dtype is not None and not isinstance(dtype, (_mp.DTypePolicy, dict)) and \
+                not (isinstance(dtype, str) and dtype.startswith(("mixed_", "bfloat"))):
+            try:
+                dt = np.dtype(np_dtype(dtype))
+            except TypeError:
+                if not isinstance(dtype, str):
+                    raise TypeError(f"{who}: cannot interpret dtype={dtype!r} as a dtype "
+                                    "policy or a float dtype") from None
+                dt = None                       # (a name the policy refuses with a reason)
+            if dt is not None and dt.kind != "f":
+                raise TypeError(f"{who}: dtype must be a floating type, got {dt.name}")
+        if dtype is None and _mp._GLOBAL[0] is None:
+            policy = _mp.DTypePolicy(_FLOATX[0])
+        else:
+            try:
+                policy = _mp.get(dtype)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{who}: {exc}") from None
+        d = self.__dict__
+        d["_dtype_policy"] = policy
+        d["_dtype"] = np.dtype(policy.variable_dtype)
+        d["_compute_dtype"] = np.dtype(policy.compute_dtype)
+        explicit = dtype is not None if explicit is None else explicit
+        if _mp.is_mixed(policy) or (explicit and not self.autocast):
+            d["_mp_on"] = True
+        else:
+            d.pop("_mp_on", None)
+
+    @property
+    def dtype_policy(self):
+        """The layer's :class:`~gradtape.mixed_precision.DTypePolicy` (Keras 3). Settable
+        (a policy or its name) while the layer has no weights, or to a policy of the same
+        variable dtype."""
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        policy = _mp.get(value)
+        if self.built and self.variables and np.dtype(policy.variable_dtype) != self._dtype:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': its weights are "
+                             f"{self._dtype.name}; a built layer cannot take the policy "
+                             f"{policy.name!r} (variable dtype {policy.variable_dtype})")
+        self._set_dtype_policy(policy, explicit=True)
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype the layer computes in and returns (its policy's, a name, as Keras)."""
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        """The dtype of the layer's weights (its policy's, a name, as Keras)."""
+        return self._dtype_policy.variable_dtype
 
     def build(self, input_shape) -> None:
         """Create the weights for inputs of ``input_shape`` (a tuple)."""
@@ -760,8 +833,9 @@ class Layer(Module):
         ``variable_N`` if none) names it ``<layer>/<name>``. Up to three positional
         arguments are ``shape, initializer, dtype`` (Keras 3); a name first keeps the
         earlier form ``add_weight(name, shape, initializer, trainable, dtype,
-        regularizer)``. ``autocast`` and ``aggregation`` are accepted for Keras scripts
-        (one device: nothing to aggregate)."""
+        regularizer)``. ``autocast=False`` keeps the weight out of mixed precision's
+        autocasting (read as it is, in its own dtype); ``aggregation`` is accepted for Keras
+        scripts (one device: nothing to aggregate)."""
         who = f"{type(self).__name__} '{self.name}'.add_weight"
         given = {"shape": shape, "initializer": initializer, "dtype": dtype,
                  "trainable": trainable, "regularizer": regularizer}
@@ -818,6 +892,8 @@ class Layer(Module):
             value = _core.cast(init(dims, dtype=np.float64), dt)
         var = Variable(value, trainable=given["trainable"], name=f"{self.name}/{name}",
                        constraint=constraint)
+        if not autocast:
+            _mp.no_autocast(var)
         if regularizer is not None:
             self.__dict__.setdefault("_weight_regularizers", []).append((regularizer, var))
             _has_loss_source()
@@ -833,11 +909,13 @@ class Layer(Module):
 
     # --- calling ------------------------------------------------------------------------
     def _convert_input(self, x):
-        """``x`` as a Tensor, numeric values cast to the layer's dtype when ``autocast``."""
+        """``x`` as a Tensor, numeric values cast to the layer's compute dtype when
+        ``autocast``."""
         if not isinstance(x, Tensor):
             x = convert_to_tensor(x)
-        if self.autocast and x._value.dtype != self._dtype and x._value.dtype.kind in "fiub":
-            x = _core.cast(x, self._dtype)
+        dt = self._compute_dtype
+        if self.autocast and x._value.dtype != dt and x._value.dtype.kind in "fiub":
+            x = _core.cast(x, dt)
         return x
 
     def _input_error(self, shape, spec, what="input"):
@@ -870,11 +948,17 @@ class Layer(Module):
         if training is None:
             training = stack[-1] if stack else False
         training = bool(training)
+        # mixed precision: this layer's policy is mixed, or a mixed layer's call encloses it
+        mixed = self._mp_on and _mp.takes_mixed_path(self)
         if isinstance(inputs, dict) or (isinstance(inputs, (list, tuple)) and any(
                 isinstance(v, (Tensor, np.ndarray)) for v in _nest.flatten(inputs))):
             x = inputs                       # a structure of inputs, passed as given
+            if mixed:
+                x = _mp.prepare_input(self, inputs, x)
         else:
             x = self._convert_input(inputs)
+            if mixed:
+                x = _mp.prepare_input(self, inputs, x)
             self._check_input(x)
         # the inputs' device (the first tensor's, for a structure): weights are built there
         # and what the layer makes while called (zero states, masks, noise) is made there
@@ -900,6 +984,7 @@ class Layer(Module):
                     mask = _input_mask(inputs)
                 if mask is not None and _call_accepts_mask(type(self)):
                     kwargs["mask"] = mask
+        scope = _mp.enter(self) if mixed else None
         stack.append(training)
         try:
             if dev is None or dev is current_device():
@@ -907,6 +992,8 @@ class Layer(Module):
             else:
                 with device_scope(dev):
                     out = self.call(x, *args, **kwargs)
+            if mixed:
+                out = _mp.finish_output(self, out)
             if self._activity_regularizer is not None:
                 self._add_activity_loss(out)
             if masking:
@@ -916,6 +1003,8 @@ class Layer(Module):
             return out
         finally:
             stack.pop()
+            if scope is not None:
+                _mp.leave(scope)
 
     #: Whether the layer passes its input's mask on unchanged (Keras' ``supports_masking``).
     supports_masking = False
@@ -1014,7 +1103,8 @@ class Layer(Module):
     _INITIALIZER_ARGS = {}
 
     def get_config(self) -> dict:
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype.name}
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": self._dtype_policy.name}
         for arg, attr in self._INITIALIZER_ARGS.items():
             init = getattr(self, attr, None)
             if isinstance(init, _init.Initializer):
@@ -2111,3 +2201,6 @@ from .layers_3d import (Conv3D, Conv3DTranspose, MaxPooling3D, MaxPool3D,  # noq
                         AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D,
                         GlobalMaxPooling3D, GlobalMaxPool3D, UpSampling3D, ZeroPadding3D,
                         Cropping3D)
+from .layers_preprocessing import (RandomRotation, RandomZoom, RandomTranslation,  # noqa: E402
+                                   RandomContrast, RandomBrightness, CategoryEncoding,
+                                   Discretization, Hashing, IntegerLookup)

@@ -420,7 +420,7 @@ class _Merge(Layer):
             raise ValueError(f"{type(self).__name__} layer '{self.name}': expects a list of at "
                              f"least {self._min_inputs} inputs, got {type(inputs).__name__}")
         tensors = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
-        cast = [_core.cast(t, self._dtype) if t._value.dtype != self._dtype
+        cast = [_core.cast(t, self._compute_dtype) if t._value.dtype != self._compute_dtype
                 and t._value.dtype.kind in "fiub" else t for t in tensors]
         for before, after in zip(tensors, cast):
             if after is not before:                      # the cast copy keeps the Keras mask

@@ -1608,3 +1608,381 @@ serialize = _config.serialize
 def deserialize(config: dict) -> Optimizer:
     return _config.deserialize(config, _BY_NAME, "optimizer",
                                sorted(c.__name__ for c in _BY_NAME.values()))
+
+
+# --- loss scaling (mixed precision) ------------------------------------------------------------
+
+def _delegated(name):
+    def method(self, *args, **kwargs):
+        return getattr(self.inner_optimizer, name)(*args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"The inner optimizer's ``{name}``."
+    return method
+
+
+class LossScaleOptimizer(Optimizer):
+    """Dynamic loss scaling around another optimizer, as Keras 3's
+    ``keras.mixed_precision.LossScaleOptimizer(inner_optimizer, initial_scale=2**15,
+    dynamic_growth_steps=2000)``.
+
+    ``scale_loss(loss)`` multiplies the loss by the current scale (so that small float16
+    gradients do not underflow); ``apply(grads, trainable_variables)`` (and
+    ``apply_gradients``) divides the gradients by it and, if they are all finite, lets the
+    inner optimizer take the step; otherwise the step is skipped (variables, slots and the
+    inner ``iterations`` unchanged) and the scale halved. After ``dynamic_growth_steps``
+    finite steps in a row the scale doubles. ``dynamic_scale`` (float32) and
+    ``step_counter`` (int64) are Variables made by :meth:`build` (the first step) on the
+    device of the first variable; ``iterations`` and ``learning_rate`` are the inner
+    optimizer's. ``model.compile`` wraps the optimizer in one under the ``"mixed_float16"``
+    policy.
+
+    tf.keras 2's names work too: ``get_scaled_loss(loss)`` (a loss or a zero-argument
+    callable) and ``get_unscaled_gradients(grads)``; gradients unscaled by the latter are not
+    divided again by ``apply_gradients``. ``loss_scale`` is ``dynamic_scale``,
+    ``dynamic_counter`` is ``step_counter``.
+
+    **No host round trip off the host.** On the CPU the finiteness test is read on the host
+    (free there) and a non-finite step is simply not taken. On a device the host cannot read
+    (a GPU; the strict test device) the test stays on the device: the variables' buffers are
+    kept and the slots copied before the inner step runs, and afterwards every variable, slot
+    and the inner ``iterations`` is set to ``where(finite, new, old)``, the scale and counter
+    likewise, so a step (eager or captured) waits for nothing. That costs one copy of the
+    slots and one select per variable and slot each step. The host's mirror of the inner step
+    count then counts skipped steps too: it is what a learning-rate schedule computed on the
+    host (one with only ``value_at``, or a Python callable) would read, so with such a
+    schedule the count is read back from the device after each step instead (a host wait).
+    """
+
+    def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000,
+                 name=None, **kwargs):
+        if not kwargs.pop("dynamic", True):
+            raise ValueError("LossScaleOptimizer no longer supports `dynamic=False`. Instead, "
+                             "simply set `loss_scale_factor` directly on the "
+                             "`inner_optimizer`.")
+        defaults = {"weight_decay": None, "clipnorm": None, "global_clipnorm": None,
+                    "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
+                    "ema_overwrite_frequency": None, "loss_scale_factor": None,
+                    "gradient_accumulation_steps": None}
+        for key, default in defaults.items():
+            if key not in kwargs:
+                continue
+            value = kwargs.pop(key)
+            if (default is None and value is not None) or value != default:
+                raise ValueError(f"LossScaleOptimizer does not support `{key}`. Instead, set "
+                                 f"`{key}` on the `inner_optimizer`.")
+        if kwargs:
+            raise ValueError(f"LossScaleOptimizer does not support arguments: "
+                             f"`{'`, `'.join(kwargs)}`.")
+        if not isinstance(inner_optimizer, Optimizer):
+            raise TypeError(f"LossScaleOptimizer: inner_optimizer must be a gradtape "
+                            f"optimizer (gt.keras.optimizers.SGD(), ...), got "
+                            f"{inner_optimizer!r}")
+        try:
+            initial_scale = float(initial_scale)
+        except (TypeError, ValueError):
+            initial_scale = -1.0
+        if not (initial_scale > 0 and math.isfinite(initial_scale)):
+            raise ValueError(f"LossScaleOptimizer: initial_scale must be a finite number > 0, "
+                             f"got {initial_scale!r}")
+        if isinstance(dynamic_growth_steps, bool) or not isinstance(
+                dynamic_growth_steps, (int, np.integer)) or dynamic_growth_steps < 1:
+            raise ValueError(f"LossScaleOptimizer: dynamic_growth_steps must be an int >= 1, "
+                             f"got {dynamic_growth_steps!r}")
+        d = self.__dict__
+        d["inner_optimizer"] = inner_optimizer
+        d["name"] = name or "loss_scale_optimizer"
+        d["initial_scale"] = initial_scale
+        d["dynamic_growth_steps"] = int(dynamic_growth_steps)
+        d["built"] = False
+        d["_unscaled"] = {}     # id(gradient) -> weakref: what get_unscaled_gradients returned
+
+    def __getattr__(self, name):
+        # (the inner optimizer's state for code written against Optimizer: saving, callbacks)
+        inner = self.__dict__.get("inner_optimizer")
+        if inner is None or name.startswith("__"):
+            raise AttributeError(name)
+        if name in ("dynamic_scale", "step_counter"):
+            raise AttributeError(f"LossScaleOptimizer: {name} is made by build() (called by "
+                                 "the first step); the optimizer is not built yet")
+        return getattr(inner, name)
+
+    # --- delegated state ----------------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The inner optimizer's learning rate (settable)."""
+        return self.inner_optimizer.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self.inner_optimizer.learning_rate = value
+
+    lr = learning_rate
+
+    @property
+    def iterations(self) -> Variable:
+        """The inner optimizer's step count (skipped steps are not counted)."""
+        return self.inner_optimizer.iterations
+
+    @property
+    def variables(self) -> list:
+        """``step_counter`` and ``dynamic_scale`` (once built), then the inner optimizer's."""
+        own = [self.step_counter, self.dynamic_scale] if self.built else []
+        return own + self.inner_optimizer.variables
+
+    @property
+    def dynamic(self) -> bool:
+        """Always True (tf.keras 2's attribute; Keras 3 has only dynamic scaling)."""
+        return True
+
+    @property
+    def loss_scale(self):
+        """The current scale (tf.keras 2's name): ``dynamic_scale`` once built, else
+        ``initial_scale``."""
+        return self.dynamic_scale if self.built else self.initial_scale
+
+    @property
+    def dynamic_counter(self):
+        """tf.keras 2's name of ``step_counter``."""
+        return self.step_counter
+
+    _slot_specs = _delegated("_slot_specs")
+    slot_names = _delegated("slot_names")
+    get_slot = _delegated("get_slot")
+    _slots_for = _delegated("_slots_for")
+    _slot_state = _delegated("_slot_state")
+    _check_slot_restore = _delegated("_check_slot_restore")
+    _restore_slot = _delegated("_restore_slot")
+    _current_step = _delegated("_current_step")
+    _lr_for = _delegated("_lr_for")
+    _float_lr = _delegated("_float_lr")
+    exclude_from_weight_decay = _delegated("exclude_from_weight_decay")
+
+    def build(self, var_list):
+        """Make ``dynamic_scale`` and ``step_counter`` on the first variable's device, and
+        build the inner optimizer."""
+        var_list = list(var_list)
+        if not self.built:
+            from .backend import current_device
+            dev = var_list[0]._device if var_list and isinstance(var_list[0], Variable) \
+                else current_device()
+            with dev.activate():
+                self.__dict__["dynamic_scale"] = Variable(
+                    Tensor(dev.asarray(np.asarray(self.initial_scale, dtype=np.float32)), dev),
+                    trainable=False, name=f"{self.name}/dynamic_scale")
+                self.__dict__["step_counter"] = Variable(
+                    Tensor(dev.asarray(np.asarray(0, dtype=np.int64)), dev),
+                    trainable=False, name=f"{self.name}/step_counter")
+            self.__dict__["built"] = True
+        self.inner_optimizer.build(var_list)
+
+    # --- scaling ------------------------------------------------------------------------------
+    def scale_loss(self, loss):
+        """``loss`` times the current scale (a float16 loss is computed in float32 first, as
+        Keras' type promotion does)."""
+        from .ops.core import cast
+        if not isinstance(loss, Tensor):
+            loss = convert_to_tensor(loss)
+        if loss._value.dtype.kind != "f":
+            raise TypeError(f"LossScaleOptimizer.scale_loss: expected a floating loss, got "
+                            f"dtype {loss.dtype.name}")
+        if loss._value.dtype.itemsize < 4:
+            loss = cast(loss, np.float32)
+        if not self.built:
+            return loss * self.initial_scale
+        scale = self.dynamic_scale
+        if scale._device is not loss._device:
+            scale = Tensor(loss._device.from_other(scale._value, scale._device), loss._device)
+        if scale._value.dtype != loss._value.dtype:
+            scale = cast(scale, loss._value.dtype)
+        return loss * scale
+
+    def get_scaled_loss(self, loss):
+        """tf.keras 2's name of :meth:`scale_loss`; ``loss`` may be a zero-argument callable
+        (then a callable is returned)."""
+        if callable(loss) and not isinstance(loss, Tensor):
+            return lambda: self.scale_loss(loss())
+        return self.scale_loss(loss)
+
+    def _scale_on(self, dev, dtype):
+        """The current scale as a raw array on ``dev`` of ``dtype`` (a float before build)."""
+        if not self.built:
+            return self.initial_scale
+        scale = self.dynamic_scale
+        arr = scale._value
+        if scale._device is not dev:
+            arr = dev.from_other(arr, scale._device)
+        return arr if arr.dtype == dtype else arr.astype(dtype)
+
+    def _unscale(self, g, dev):
+        with dev.activate() if dev.needs_switch else _NO_SWITCH:
+            return Tensor(g / self._scale_on(dev, g.dtype), dev)
+
+    def get_unscaled_gradients(self, grads):
+        """tf.keras 2's: each gradient divided by the current scale (``None`` kept). Passing
+        these to :meth:`apply_gradients` does not divide them again."""
+        import weakref
+        out = []
+        marks = self._unscaled
+        if len(marks) > 4096:
+            for key in [k for k, ref in marks.items() if ref() is None]:
+                del marks[key]
+        for g in grads:
+            if g is None:
+                out.append(None)
+                continue
+            if not isinstance(g, Tensor):
+                g = convert_to_tensor(g)
+            t = self._unscale(g._value, g._device)
+            marks[id(t)] = weakref.ref(t)
+            out.append(t)
+        return out
+
+    # --- the step -----------------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False,
+                        **kwargs):
+        """Apply ``(gradient, variable)`` pairs through :meth:`apply`; returns the inner
+        optimizer's ``iterations``."""
+        pairs = []
+        for k, item in enumerate(grads_and_vars):
+            try:
+                g, v = item
+            except (TypeError, ValueError):
+                raise TypeError(f"LossScaleOptimizer.apply_gradients: expected (gradient, "
+                                f"variable) pairs such as zip(grads, variables), item {k} is "
+                                f"{type(item).__name__}") from None
+            pairs.append((g, v))
+        return self._apply(pairs)
+
+    def apply(self, grads, trainable_variables=None):
+        """Unscale ``grads`` and take the inner optimizer's step if they are all finite; else
+        skip it and halve the scale (see the class's doc)."""
+        grads = list(grads)
+        if trainable_variables is None:
+            raise ValueError("LossScaleOptimizer.apply: trainable_variables must be given")
+        variables = list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"LossScaleOptimizer.apply: {len(grads)} gradients for "
+                             f"{len(variables)} variables; the lists must have the same "
+                             "length (nothing was updated)")
+        return self._apply(list(zip(grads, variables)))
+
+    def _apply(self, pairs):
+        cls = "LossScaleOptimizer"
+        variables = [_check_variable(v, cls) for _, v in pairs]
+        live = []
+        for g, v in pairs:
+            if g is not None:
+                raw, dev = _check_gradient(g, v, cls)
+                live.append((g, raw, dev, v))
+        inner = self.inner_optimizer
+        if not live:                 # (the inner optimizer says what is wrong)
+            return inner.apply([g for g, _ in pairs], variables)
+        if not self.built:
+            self.build(variables)
+        # gradients that get_unscaled_gradients returned are not divided again
+        marks = self._unscaled
+        refs = [marks.pop(id(g), None) for g, _, _, _ in live]
+        unscaled = all(ref is not None and ref() is g for ref, (g, _, _, _) in zip(refs, live))
+        new_grads = {}
+        for g, raw, dev, v in live:
+            new_grads[v._id] = Tensor(raw, dev) if unscaled else self._unscale(raw, dev)
+        inner_grads = [None if g is None else new_grads[v._id] for g, v in pairs]
+        if self.dynamic_scale._device.host_visible and all(
+                dev.host_visible for _, _, dev, _ in live):
+            return self._host_step(live, inner_grads, variables)
+        return self._device_step(live, inner_grads, variables)
+
+    def _host_step(self, live, grads, variables):
+        """On the host: read the finiteness test, take the step or skip it."""
+        inner = self.inner_optimizer
+        finite = all(bool(dev.xp.isfinite(raw).all()) for _, raw, dev, _ in live)
+        scale, counter = self.dynamic_scale, self.step_counter
+        xp = scale._device.xp
+        if finite:
+            out = inner.apply(grads, variables)
+            if int(counter._value) == self.dynamic_growth_steps - 1:
+                counter._assign_array(xp.zeros((), dtype=counter._value.dtype))
+                scale._assign_array(scale._value * 2)
+            else:
+                counter._assign_array(counter._value + 1)
+            return out
+        counter._assign_array(xp.zeros((), dtype=counter._value.dtype))
+        scale._assign_array(scale._value * 0.5)
+        return inner.iterations
+
+    def _device_step(self, live, grads, variables):
+        """Off the host: the inner step always runs, then a device-side select keeps or
+        undoes it (no value is read on the host)."""
+        inner = self.inner_optimizer
+        scale, counter = self.dynamic_scale, self.step_counter
+        sdev = scale._device
+        finite = None
+        for _, raw, dev, _ in live:
+            with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                ok = dev.xp.all(dev.xp.isfinite(raw))
+            if dev is not sdev:
+                ok = sdev.from_other(ok, dev)
+            with sdev.activate() if sdev.needs_switch else _NO_SWITCH:
+                finite = ok if finite is None else sdev.xp.logical_and(finite, ok)
+
+        def on(dev):
+            return finite if dev is sdev else dev.from_other(finite, sdev)
+        # what the step may change: the variables' buffers (held here, so no kernel updates
+        # them in place), copies of the slots (updated in place), the step count
+        kept = []
+        for _, _, dev, v in live:
+            slots = inner._slots_for(v)
+            with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                copies = [(s, dev.xp.copy(s._value)) for s in slots.values()]
+            kept.append((v, v._value, copies))
+        it = inner.iterations
+        old_it = it._value
+        with sdev.errstate():      # (a non-finite step computes NaNs that are then dropped)
+            out = inner.apply(grads, variables)
+        for v, old, copies in kept:
+            dev = v._device
+            keep = on(dev)
+            with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                xp = dev.xp
+                v._assign_array(xp.where(keep, v._value, old))
+                for slot, before in copies:
+                    xp.copyto(slot._value, before, where=xp.logical_not(keep))
+        idev = it._device
+        with idev.activate() if idev.needs_switch else _NO_SWITCH:
+            it._assign_array(idev.xp.where(on(idev), it._value, old_it))
+        lr = inner._learning_rate
+        host_count = (isinstance(lr, LearningRateSchedule) and not _own_call(lr) and
+                      type(lr).value_on is LearningRateSchedule.value_on) or (
+            callable(lr) and not isinstance(lr, (Tensor, LearningRateSchedule)))
+        # (the host mirror of the count: re-read at the next step where a schedule needs it)
+        inner._step_array = None if host_count and idev.host_visible is False and \
+            not _capture.capturing() else it._value
+        with sdev.activate() if sdev.needs_switch else _NO_SWITCH:
+            xp = sdev.xp
+            c, s = counter._value, scale._value
+            grow = xp.logical_and(finite, c == self.dynamic_growth_steps - 1)
+            counter._assign_array(xp.where(finite, xp.where(grow, 0, c + 1), 0).astype(c.dtype))
+            scale._assign_array(xp.where(finite, xp.where(grow, s * 2, s), s * 0.5)
+                                .astype(s.dtype))
+        return out
+
+    # --- config -------------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        return {"name": self.name, "inner_optimizer": serialize(self.inner_optimizer),
+                "initial_scale": self.initial_scale,
+                "dynamic_growth_steps": self.dynamic_growth_steps}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        inner = config.pop("inner_optimizer")
+        if isinstance(inner, dict):
+            inner = deserialize(inner)
+        return cls(inner, **config)
+
+    def __repr__(self):
+        return f"<gt.optimizers.LossScaleOptimizer inner={self.inner_optimizer!r}>"
+
+
+_BY_NAME["lossscaleoptimizer"] = LossScaleOptimizer
+__all__.append("LossScaleOptimizer")

@@ -356,7 +356,7 @@ class RNN(Layer):
         if self._states is None:
             batch = self._known_batch()
             if batch is not None:         # built from keras.Input(batch_shape=...)
-                self._stateful_states(batch, _core.zeros((), dtype=self._dtype))
+                self._stateful_states(batch, _core.zeros((), dtype=self._compute_dtype))
             elif states is None:
                 return                    # not called yet: its first call starts at zeros
             else:
@@ -399,7 +399,7 @@ class RNN(Layer):
         self.input_spec = InputSpec(ndim=3, axes={-1: int(input_shape[-1])})
         if self.stateful and self._states is None and not _kg_probing() and \
                 input_shape[0] is not None:
-            self._stateful_states(int(input_shape[0]), _core.zeros((), dtype=self._dtype))
+            self._stateful_states(int(input_shape[0]), _core.zeros((), dtype=self._compute_dtype))
 
     def _known_batch(self):
         """A stateful layer's batch size from the functional input it was called on."""
