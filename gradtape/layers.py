@@ -595,6 +595,26 @@ def _call_accepts_mask(cls) -> bool:
     return found
 
 
+_training_default_cache: dict = {}
+
+
+def _training_default(cls):
+    """The default of ``training`` in ``cls.call`` when it is a bool, else None."""
+    try:
+        return _training_default_cache[cls]
+    except KeyError:
+        pass
+    found = None
+    try:
+        p = inspect.signature(cls.call).parameters.get("training")
+        if p is not None and isinstance(p.default, bool):
+            found = p.default
+    except (TypeError, ValueError):
+        pass
+    _training_default_cache[cls] = found
+    return found
+
+
 def _call_accepts_training(cls) -> bool:
     found = _accepts_training_cache.get(cls)
     if found is None:
@@ -946,7 +966,13 @@ class Layer(Module):
             if not _kg.probing():
                 self.__dict__["_top_call"] = _context.call_id
         if training is None:
-            training = stack[-1] if stack else False
+            # Keras: the enclosing call's mode, else this call's own default (True for the
+            # augmentation layers, so a direct call augments; None, read as inference,
+            # elsewhere); the stack keeps None for the layers inside to resolve in turn
+            training = stack[-1] if stack else None
+            if training is None:
+                training = _training_default(type(self))
+        level = training
         training = bool(training)
         # mixed precision: this layer's policy is mixed, or a mixed layer's call encloses it
         mixed = self._mp_on and _mp.takes_mixed_path(self)
@@ -973,8 +999,8 @@ class Layer(Module):
                 else:
                     self.build(shape)
             self.built = True
-        if _call_accepts_training(type(self)):
-            kwargs["training"] = training
+        if _call_accepts_training(type(self)) and level is not None:
+            kwargs["training"] = training     # (unresolved: the call's own default applies)
         masking = bool(_MASKS) or _makes_masks(type(self)) or "mask" in kwargs
         if masking:
             mask = kwargs.get("mask")
@@ -985,7 +1011,7 @@ class Layer(Module):
                 if mask is not None and _call_accepts_mask(type(self)):
                     kwargs["mask"] = mask
         scope = _mp.enter(self) if mixed else None
-        stack.append(training)
+        stack.append(level)
         try:
             if dev is None or dev is current_device():
                 out = self.call(x, *args, **kwargs)
@@ -1263,7 +1289,7 @@ class Model(TrainingMixin, Layer):
             self.layers = graph.layers
             self.built = True
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=None):
         graph = self.__dict__.get("_graph")
         if graph is None:
             raise NotImplementedError(f"{type(self).__name__} must implement call(inputs), or "
@@ -1489,7 +1515,7 @@ class Sequential(Model):
         self.outputs = [x] if isinstance(x, _KerasTensor) else list(_nest.flatten(x))
         self.built = True
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=None):
         if self._input_batch_shape is None and "_seen_input_shape" not in self.__dict__ and \
                 isinstance(inputs, Tensor) and not _kg.probing():
             # the input shape of a Sequential built by calling it (for save/load_model)

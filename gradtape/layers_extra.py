@@ -684,7 +684,7 @@ class TimeDistributed(Layer):
         self.layer = layer
         self.input_spec = InputSpec(min_ndim=3)
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=None):
         shape = tuple(inputs._value.shape)
         flat = _sh.reshape(inputs, (shape[0] * shape[1],) + shape[2:])
         out = self.layer(flat, training=training)
@@ -752,7 +752,7 @@ class Bidirectional(Layer):
         self.forward_layer.reset_states(states[:half])
         self.backward_layer.reset_states(states[half:])
 
-    def call(self, inputs, initial_state=None, training=False, mask=None):
+    def call(self, inputs, initial_state=None, training=None, mask=None):
         f_init = b_init = None
         if initial_state is not None:
             half = len(initial_state) // 2
@@ -1807,7 +1807,7 @@ class RandomFlip(Layer):
         self.seed = seed
         self.input_spec = InputSpec(min_ndim=3)
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=True):
         if not training:
             return inputs
         from .image import _random_flip, flip_left_right, flip_up_down
@@ -1842,7 +1842,7 @@ class RandomCrop(Layer):
 
     _UNTRACKED = Layer._UNTRACKED | {"_seed_words", "_calls"}
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=True):
         h, w = inputs._value.shape[-3], inputs._value.shape[-2]
         if h < self.height or w < self.width:
             raise ValueError(f"RandomCrop layer '{self.name}': images of {h}x{w} are smaller "

@@ -249,7 +249,7 @@ class _AffineLayer(_RandomImageLayer):
         self.interpolation = interpolation
         self.fill_value = fill_value
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=True):
         from .ops.core import cast
         x = self._images(inputs)
         x = cast(x, self._compute_dtype)            # as Keras, also at inference
@@ -381,7 +381,7 @@ class RandomContrast(_RandomImageLayer):
         self.factor = _factor_pair(factor, (0, 1), "RandomContrast")
         self.value_range = _value_range(value_range, "RandomContrast")
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=True):
         from .ops.core import cast
         from .ops.math import clip_by_value
         from .ops.reduce import reduce_mean
@@ -413,7 +413,7 @@ class RandomBrightness(_RandomImageLayer):
         self.factor = _factor_pair(factor, (-1, 1), "RandomBrightness")
         self.value_range = sorted(_value_range(value_range, "RandomBrightness"))
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=True):
         from .ops.core import cast
         from .ops.math import clip_by_value
         x = self._images(inputs)

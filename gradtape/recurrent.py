@@ -429,7 +429,7 @@ class RNN(Layer):
             dim = cell.units
         return out
 
-    def call(self, inputs, initial_state=None, training=False, mask=None):
+    def call(self, inputs, initial_state=None, training=None, mask=None):
         cell = self.cell
         cells = self._cells()
         sizes = [c.units for c in cells for _ in c.state_size]      # each state's width

@@ -306,13 +306,14 @@ def test_image_preprocessing_layers():
     np.testing.assert_array_equal(L.CenterCrop(4, 4, dtype="float64")(x).numpy(),
                                   x[:, 1:5, 2:6])
     flip = L.RandomFlip("horizontal", seed=3, dtype="float64")
-    np.testing.assert_array_equal(flip(x).numpy(), x)               # inference: identity
+    np.testing.assert_array_equal(flip(x, training=False).numpy(), x)   # inference: identity
+    assert not np.array_equal(flip(x).numpy(), x)        # a direct call augments, as Keras
     out = flip(np.concatenate([x] * 8), training=True).numpy()
     flipped = [np.array_equal(o, x[i % 2][:, ::-1]) for i, o in enumerate(out)]
     kept = [np.array_equal(o, x[i % 2]) for i, o in enumerate(out)]
     assert all(a or b for a, b in zip(flipped, kept)) and any(flipped) and any(kept)
     crop = L.RandomCrop(3, 5, seed=1, dtype="float64")
-    np.testing.assert_array_equal(crop(x).numpy(), x[:, 1:4, 1:6])     # inference: centred
+    np.testing.assert_array_equal(crop(x, training=False).numpy(), x[:, 1:4, 1:6])   # centred
     a = crop(x, training=True).numpy()
     assert a.shape == (2, 3, 5, 3)
     assert any(np.array_equal(a, x[:, t:t + 3, l:l + 5]) for t in range(4) for l in range(4))

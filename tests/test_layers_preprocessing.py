@@ -140,7 +140,8 @@ def test_random_affine_layers_draw_per_image_on_the_device(device):
         kept = layer(u8, training=False)
         assert kept.dtype == gt.float32
         np.testing.assert_array_equal(kept.numpy(), SMALL)
-        assert np.array_equal(layer(x).numpy(), x.numpy())          # top-level call: inference
+        assert np.array_equal(layer(x, training=False).numpy(), x.numpy())   # inference
+        assert not np.array_equal(layer(x).numpy(), x.numpy())   # a direct call augments
 
 
 def test_random_affine_layer_configs_and_factor_errors():
@@ -184,7 +185,7 @@ def test_random_contrast_and_brightness(device):
     assert np.ptp(bounded) < 1e-6 and 0.5 <= bounded.flat[0] < 0.6
     # inference passes the inputs through unchanged, dtype included
     u8 = gt.constant(np.arange(12, dtype=np.uint8).reshape(2, 2, 3))
-    assert c(u8, training=False) is u8 and b(u8) is u8
+    assert c(u8, training=False) is u8 and b(u8, training=False) is u8
     with pytest.raises(ValueError, match="value_range"):
         RandomBrightness(0.1, value_range=5)
 
