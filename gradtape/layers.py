@@ -447,7 +447,7 @@ class Module:
                 host = host.astype(var._value.dtype)
             arrays.append(host)
         for var, host in zip(variables, arrays):
-            var._assign_array(var._device.asarray(np.array(host, copy=True)))
+            var._set(var._device.asarray(np.array(host, copy=True)))    # (no constraint, as TF)
 
     def save_weights(self, filepath, overwrite=True) -> str:
         """Write every variable to ``filepath`` in the safetensors format (atomically)."""

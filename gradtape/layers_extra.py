@@ -784,7 +784,7 @@ class Bidirectional(Layer):
         out = mask if self.return_sequences else None
         heads = [out, out] if self.merge_mode is None else [out]
         if self.return_state:
-            n = len(self.forward_layer.cell.state_size)
+            n = len(self.forward_layer.cell._state_sizes)
             return heads + [None] * (2 * n)
         return heads if self.merge_mode is None else out
 

@@ -64,6 +64,16 @@ class _Cell(Layer):
 
     @property
     def state_size(self):
+        """The state's width (an int, as Keras' SimpleRNNCell and GRUCell)."""
+        return self.units
+
+    @property
+    def output_size(self):
+        return self.units
+
+    @property
+    def _state_sizes(self):
+        """The width of each state, as a list."""
         return [self.units]
 
     def _bias_shape(self):
@@ -97,7 +107,7 @@ class _Cell(Layer):
         return _sh.reshape(y, shape[:-1] + (self.gates * self.units,))
 
     def zero_states(self, batch, like):
-        return [_core.zeros((batch, self.units), dtype=like.dtype) for _ in self.state_size]
+        return [_core.zeros((batch, self.units), dtype=like.dtype) for _ in self._state_sizes]
 
     def call(self, inputs, states, training=False):
         """One step on raw inputs ``[batch, features]`` (Keras' cell call)."""
@@ -155,6 +165,10 @@ class LSTMCell(_Cell):
 
     @property
     def state_size(self):
+        return [self.units, self.units]
+
+    @property
+    def _state_sizes(self):
         return [self.units, self.units]
 
     def _bias_initial(self, shape, dtype=None):
@@ -254,6 +268,10 @@ class StackedRNNCells(Layer):
         return [c.state_size for c in self.cells]
 
     @property
+    def _state_sizes(self):
+        return [n for c in self.cells for n in c._state_sizes]
+
+    @property
     def output_size(self):
         return self.cells[-1].units
 
@@ -279,7 +297,7 @@ class StackedRNNCells(Layer):
         flat = _flat_states(states)
         out, new, at = inputs, [], 0
         for c in self.cells:
-            k = len(c.state_size)
+            k = len(c._state_sizes)
             out, s = c.call(out, flat[at:at + k], training=training)
             new.append(list(s))
             at += k
@@ -432,7 +450,7 @@ class RNN(Layer):
     def call(self, inputs, initial_state=None, training=None, mask=None):
         cell = self.cell
         cells = self._cells()
-        sizes = [c.units for c in cells for _ in c.state_size]      # each state's width
+        sizes = [c.units for c in cells for _ in c._state_sizes]      # each state's width
         x = inputs
         batch, steps = x._value.shape[0], x._value.shape[1]
         drops = self._masks(x, training)
@@ -475,7 +493,7 @@ class RNN(Layer):
             for t, xw_t in enumerate(per_step):
                 out, new_states, at = None, [], 0
                 for i, (c, (drop_in, drop_h)) in enumerate(zip(cells, drops)):
-                    own = states[at:at + len(c.state_size)]
+                    own = states[at:at + len(c._state_sizes)]
                     at += len(own)
                     if i:                                # a stacked cell: the one below's
                         below = out * drop_in if drop_in is not None else out
@@ -502,13 +520,13 @@ class RNN(Layer):
                 _core.zeros((batch, 0, cell.units), dtype=x.dtype)
         else:
             output = outputs[-1] if outputs else states[len(states) -
-                                                         len(cells[-1].state_size)]
+                                                         len(cells[-1]._state_sizes)]
         if self.return_state:
             if isinstance(cell, StackedRNNCells):       # a list of states per cell, as Keras
                 per_cell, at = [], 0
                 for c in cells:
-                    per_cell.append(list(states[at:at + len(c.state_size)]))
-                    at += len(c.state_size)
+                    per_cell.append(list(states[at:at + len(c._state_sizes)]))
+                    at += len(c._state_sizes)
                 return [output] + per_cell
             return [output] + list(states)
         return output
@@ -516,7 +534,7 @@ class RNN(Layer):
     def compute_mask(self, inputs, mask=None):
         out = mask if self.return_sequences else None
         if self.return_state:
-            return [out] + [None] * len(self.cell.state_size)
+            return [out] + [None] * len(self.cell._state_sizes)
         return out
 
     def _stateful_states(self, batch, like):

@@ -632,7 +632,7 @@ def test_stacked_rnn_cells_match_keras():
     x = rng.standard_normal((2, 4, 3)).astype(np.float32)
     r = L.RNN([L.LSTMCell(3), L.GRUCell(2)], return_state=True, return_sequences=True)
     r(x)
-    assert isinstance(r.cell, L.StackedRNNCells) and r.cell.state_size == [[3, 3], [2]]
+    assert isinstance(r.cell, L.StackedRNNCells) and r.cell.state_size == [[3, 3], 2]
     r.set_weights([rng.uniform(-0.5, 0.5, w.shape).astype(np.float32) for w in r.get_weights()])
     out = r(x)
     assert len(out) == 3 and len(out[1]) == 2 and len(out[2]) == 1

@@ -253,3 +253,22 @@ def test_stateful_states_from_a_batch_shape_bidirectional_and_tensor_states():
     np.testing.assert_array_equal(bi.forward_layer.states[0].numpy(), 0.0)
     bi.reset_states([np.ones((2, 3)), np.full((2, 3), 2.0)])
     np.testing.assert_array_equal(bi.backward_layer.states[0].numpy(), 2.0)
+
+
+def test_cell_state_and_output_sizes_as_keras():
+    L = gt.keras.layers
+    assert L.GRUCell(4).state_size == 4 and L.SimpleRNNCell(4).state_size == 4
+    assert L.LSTMCell(4).state_size == [4, 4] and L.GRUCell(4).output_size == 4
+    assert L.StackedRNNCells([L.LSTMCell(2), L.GRUCell(3)]).state_size == [[2, 2], 3]
+    cell = L.GRUCell(3)
+    h = gt.zeros([2, cell.state_size])          # the common idiom
+    out, new = cell(gt.ones([2, 5]), [h])
+    assert out.shape == [2, 3] and new[0].shape == [2, 3]
+
+
+def test_set_weights_writes_the_values_without_the_constraint():
+    d = gt.keras.layers.Dense(1, kernel_constraint=gt.keras.constraints.MinMaxNorm(0.2, 0.8,
+                                                                                     rate=0.5))
+    d.build((None, 3))
+    d.set_weights([np.ones((3, 1), np.float32), np.zeros(1, np.float32)])
+    np.testing.assert_array_equal(d.kernel.numpy().ravel(), [1.0, 1.0, 1.0])   # as TF
