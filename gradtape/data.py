@@ -33,8 +33,8 @@ from .backend import current_device, get_device
 from .dtypes import as_dtype
 from .tensor import Tensor, TensorShape, TensorSpec, convert_to_tensor
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
-           "experimental"]
+__all__ = ["Dataset", "Iterator", "Optional", "AUTOTUNE", "INFINITE_CARDINALITY",
+           "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -211,9 +211,9 @@ class Dataset:
     def __iter__(self):
         dev = current_device()
         elements = self._iter()
-        if dev is _Host.get():
-            return elements
-        return _Delivery(elements, dev)
+        if dev is not _Host.get():
+            elements = _Delivery(elements, dev)
+        return Iterator(self, elements)
 
     def as_numpy_iterator(self):
         """Iterate the elements as nests of NumPy values (0-d ones as NumPy scalars)."""
@@ -459,6 +459,75 @@ class Options:
 
 def _deliver(element, dev):
     return nest.map_structure(lambda t: Tensor(dev.asarray(t._value), dev), element)
+
+
+class Iterator:
+    """What ``iter(dataset)`` gives (``tf.data.Iterator``): ``next(it)``, or TF's
+    ``it.get_next()`` (``OutOfRangeError`` at the end) and ``it.get_next_as_optional()``."""
+
+    __slots__ = ("_dataset", "_elements")
+
+    def __init__(self, dataset, elements):
+        self._dataset = dataset
+        self._elements = elements
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._elements)
+
+    def get_next(self, name=None):
+        try:
+            return next(self._elements)
+        except StopIteration:
+            from .errors import OutOfRangeError
+            raise OutOfRangeError(None, None, "End of sequence") from None
+
+    def get_next_as_optional(self) -> "Optional":
+        try:
+            return Optional.from_value(next(self._elements))
+        except StopIteration:
+            return Optional.empty(self._dataset.element_spec)
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
+
+
+class Optional:
+    """A value that may be missing (``tf.experimental.Optional``)."""
+
+    __slots__ = ("_value", "_has", "_spec")
+
+    def __init__(self, value, has, spec):
+        self._value, self._has, self._spec = value, has, spec
+
+    @staticmethod
+    def from_value(value) -> "Optional":
+        return Optional(value, True, None)
+
+    @staticmethod
+    def empty(element_spec) -> "Optional":
+        return Optional(None, False, element_spec)
+
+    def has_value(self, name=None) -> Tensor:
+        """A bool scalar (on the current device)."""
+        dev = current_device()
+        return Tensor(dev.asarray(np.asarray(self._has)), dev)
+
+    def get_value(self, name=None):
+        if not self._has:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError("Optional.get_value: the optional does not have a value")
+        return self._value
+
+    @property
+    def element_spec(self):
+        return self._spec if not self._has else _spec_of(self._value)
+
+    def __repr__(self):
+        return f"<Optional has_value={self._has}>"
 
 
 class _Delivery:

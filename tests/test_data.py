@@ -435,3 +435,19 @@ def test_choosing_and_sampling_from_datasets():
     assert _rows(stream) == _rows(stream) and stream.element_spec.dtype == gt.int64
     with pytest.raises(ValueError, match="weights must be 2 non-negative numbers"):
         D.sample_from_datasets([D.range(3), D.range(3)], weights=[1.0, -1.0])
+
+
+def test_iterators_have_tfs_get_next_and_optionals():
+    ds = gt.data.Dataset.from_tensor_slices([1.0, 2.0])
+    it = iter(ds)
+    assert isinstance(it, gt.data.Iterator) and it.element_spec.dtype == gt.float32
+    assert float(it.get_next()) == 1.0
+    opt = it.get_next_as_optional()
+    assert bool(opt.has_value()) and float(opt.get_value()) == 2.0
+    empty = it.get_next_as_optional()
+    assert not bool(empty.has_value()) and empty.element_spec.dtype == gt.float32
+    with pytest.raises(gt.errors.OutOfRangeError, match="End of sequence"):
+        it.get_next()
+    with pytest.raises(gt.errors.InvalidArgumentError, match="does not have a value"):
+        empty.get_value()
+    assert [float(v) for v in ds] == [1.0, 2.0]            # a for loop, afresh
