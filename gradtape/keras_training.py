@@ -19,6 +19,7 @@ otherwise only when a progress bar is redrawn or a user callback asks for batch 
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from collections.abc import MutableMapping
@@ -476,7 +477,9 @@ class LossesContainer:
                 batch = int(yp.shape[0])
             if fn is None or yt is None:
                 continue
-            value = fn(yt, yp, sample_weight=_masked_weights(yp, sws[i], for_loss=True))
+            sw = _masked_weights(yp, sws[i], for_loss=True)
+            with _mask_hidden(yp):
+                value = fn(yt, yp, sample_weight=sw)
             if self.output_trackers:
                 _track(self.output_trackers[i], value, batch)
             terms.append(value * w if w != 1.0 else value)
@@ -508,6 +511,23 @@ def _track(tracker, value, batch):
     n = float(batch if batch is not None else 1)
     tracker.total.assign_add(value * n)
     tracker.count.assign_add(n)
+
+
+@contextlib.contextmanager
+def _mask_hidden(y_pred):
+    """``y_pred`` without its Keras mask for the duration: the compiled loss and metrics
+    already weigh by it (:func:`_masked_weights`), so the loss and metric objects, which
+    apply a prediction's mask themselves as Keras 3's do, must not apply it again."""
+    from .layers import get_mask, set_mask
+    mask = get_mask(y_pred)
+    if mask is None:
+        yield
+        return
+    set_mask(y_pred, None)
+    try:
+        yield
+    finally:
+        set_mask(y_pred, mask)
 
 
 def _masked_weights(y_pred, sample_weight, for_loss=False):
@@ -649,8 +669,9 @@ class MetricsContainer:
             if yt is None:
                 continue
             for m, weighted in row:
-                m.update_state(yt, yp, sample_weight=_masked_weights(yp, sw if weighted
-                                                                     else None))
+                w = _masked_weights(yp, sw if weighted else None)
+                with _mask_hidden(yp):
+                    m.update_state(yt, yp, sample_weight=w)
 
     def reset_state(self):
         for m in self.metrics:

@@ -13,10 +13,12 @@ trailing axis of 1 is squeezed, or added to rank-1 weights, and the product broa
 product does (so ``(N,)`` weights of ``(N, T)`` per-sample values weigh the last axis, and
 need ``N == T``). ``y_true`` and ``y_pred`` ranks are matched the same way: ``(N,)`` labels
 beside ``(N, 1)`` predictions give one value per sample. ``y_true`` is cast to ``y_pred``'s
-dtype. The function forms (``gt.losses.mean_squared_error`` ...) return the per-sample
-values. Everything is built from gradtape ops, so losses are differentiable on any device;
-the cross-entropies with ``from_logits=True`` use the numerically stable fused ops of
-:mod:`gt.nn`.
+dtype. As in Keras 3, a loss object applies a Keras mask on ``y_pred`` (the output of
+``Embedding(mask_zero=True)``, ``Masking`` ...): the mean runs over the unmasked entries and
+the per-sample values are 0 at the masked ones. The function forms
+(``gt.losses.mean_squared_error`` ...) return the per-sample values, unmasked. Everything
+is built from gradtape ops, so losses are differentiable on any device; the cross-entropies
+with ``from_logits=True`` use the numerically stable fused ops of :mod:`gt.nn`.
 """
 from __future__ import annotations
 
@@ -143,22 +145,36 @@ def _match_ranks(y_true: Tensor, y_pred: Tensor, who):
     return y_true, y_pred
 
 
+def _apply_mask(sample_weight, mask, reduction, dtype, who):
+    """Keras 3's ``apply_mask``: a Keras mask merged into the sample weights. For the mean
+    reductions (``"sum_over_batch_size"``, ``"mean"``) the kept entries weigh
+    ``size / kept`` and the masked ones 0 (so the mean runs over the kept entries; 0 when
+    nothing is kept); for the others the mask is a 0/1 weight. A given ``sample_weight``
+    (a tensor of ``dtype``) is squeezed or expanded to the mask's rank and multiplied by it."""
+    m = _core.cast(mask, dtype)
+    if reduction in (Reduction.SUM_OVER_BATCH_SIZE, Reduction.MEAN):
+        kept = _r.reduce_sum(m)
+        m = m * _m.divide_no_nan(_core.ones_like(kept) * float(m._value.size), kept)
+    if sample_weight is None:
+        return m
+    given = tuple(sample_weight._value.shape)
+    m, sw = _squeeze_or_expand(m, sample_weight)
+    try:
+        np.broadcast_shapes(tuple(sw._value.shape), tuple(m._value.shape))
+    except ValueError:
+        raise ValueError(f"{who}: sample_weight of shape {given} does not fit the Keras mask "
+                         f"of shape {tuple(mask._value.shape)}") from None
+    return sw * m
+
+
 def _reduce(values: Tensor, sample_weight, reduction, who, mask=None) -> Tensor:
-    """Keras 3's ``reduce_weighted_values``: a mask (of the per-sample values) becomes a
-    weight, scaled by ``size / kept`` for the mean reductions; the weights are squeezed or
-    expanded to the values' rank and multiply them (broadcasting as any product does); then
-    the reduction."""
+    """Keras 3's ``reduce_weighted_values``: a mask (of the prediction or of the per-sample
+    values) becomes a weight (:func:`_apply_mask`); the weights are squeezed or expanded to
+    the values' rank and multiply them (broadcasting as any product does); then the
+    reduction."""
     if mask is not None:
-        m = _core.cast(mask, values._value.dtype)
-        if reduction in (Reduction.SUM_OVER_BATCH_SIZE, Reduction.MEAN):
-            kept = _r.reduce_sum(m)
-            m = m * _m.divide_no_nan(_core.ones_like(kept) * float(m._value.size), kept)
-        if sample_weight is None:
-            sample_weight = m
-        else:
-            sw = _target_like(sample_weight, values, who)
-            m, sw = _squeeze_or_expand(m, sw)
-            sample_weight = sw * m
+        sw = None if sample_weight is None else _target_like(sample_weight, values, who)
+        sample_weight = _apply_mask(sw, mask, reduction, values._value.dtype, who)
     if sample_weight is not None:
         sw = _target_like(sample_weight, values, who)
         given = tuple(sw._value.shape)
@@ -444,9 +460,11 @@ logcosh = log_cosh
 class Loss(_config.Configurable):
     """Base class: ``loss(y_true, y_pred, sample_weight=None)`` returns the reduced loss.
 
-    Subclasses implement :meth:`call` returning per-sample values. A Keras mask on those
-    values (``SparseCategoricalCrossentropy(ignore_class=...)``) weighs them as Keras 3
-    does: the mean reductions then average over the kept entries.
+    Subclasses implement :meth:`call` returning per-sample values. As in Keras 3, a Keras
+    mask on ``y_pred`` (the output of ``Embedding(mask_zero=True)``, ``Masking`` ...) and one
+    on those values (``SparseCategoricalCrossentropy(ignore_class=...)``), ANDed when both
+    are there, weigh the values: the mean reductions average over the kept entries, and the
+    per-sample values (``reduction="none"``) are 0 at the masked ones.
     """
 
     def __init__(self, reduction="sum_over_batch_size", name=None, dtype=None):
@@ -458,15 +476,18 @@ class Loss(_config.Configurable):
         raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred)")
 
     def __call__(self, y_true, y_pred, sample_weight=None) -> Tensor:
+        from .layers import get_mask
         who = type(self).__name__
+        in_mask = get_mask(y_pred) if isinstance(y_pred, Tensor) else None
         y_pred = _prediction(y_pred, who)
         if self.dtype is not None and y_pred._value.dtype != np.dtype(self.dtype):
             y_pred = _core.cast(y_pred, self.dtype)
         values = self.call(y_true, y_pred)
-        mask = None
-        if isinstance(values, Tensor):
-            from .layers import get_mask
-            mask = get_mask(values)
+        out_mask = get_mask(values) if isinstance(values, Tensor) else None
+        if in_mask is not None and out_mask is not None:
+            mask = _m.logical_and(_core.cast(in_mask, np.bool_), _core.cast(out_mask, np.bool_))
+        else:
+            mask = in_mask if in_mask is not None else out_mask
         return _reduce(values, sample_weight, self.reduction, who, mask=mask)
 
     def get_config(self) -> dict:

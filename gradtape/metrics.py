@@ -154,6 +154,18 @@ def _mask_of(values):
     return get_mask(values)
 
 
+def _masked_sample_weight(sample_weight, mask, metric):
+    """As Keras 3's ``MeanMetricWrapper.update_state``: a Keras mask on ``y_pred`` (the
+    output of ``Embedding(mask_zero=True)``, ``Masking`` ...) is a 0/1 sample weight, times
+    any given one (squeezed or expanded to the mask's rank first)."""
+    if mask is None:
+        return sample_weight
+    sw = None
+    if sample_weight is not None:
+        sw = cast(_tensor(sample_weight, "sample_weight", metric.name), metric._dtype)
+    return _losses._apply_mask(sw, mask, _losses.Reduction.SUM, metric._dtype, metric.name)
+
+
 class Sum(Metric):
     """The (weighted) sum of every value seen."""
 
@@ -199,7 +211,9 @@ class Mean(Metric):
 
 
 class MeanMetricWrapper(Mean):
-    """The mean of ``fn(y_true, y_pred, **kwargs)`` over every sample seen."""
+    """The mean of ``fn(y_true, y_pred, **kwargs)`` over every sample seen. As in Keras 3, a
+    Keras mask on ``y_pred`` (``Embedding(mask_zero=True)``, ``Masking`` ...) is a sample
+    weight: the masked entries are left out."""
 
     def __init__(self, fn, name=None, dtype=None, **kwargs):
         super().__init__(name or getattr(fn, "__name__", "mean_metric_wrapper"), dtype)
@@ -209,8 +223,11 @@ class MeanMetricWrapper(Mean):
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         # both cast to the metric's dtype; the functions match the ranks as Keras 3's do
         y_true = cast(_tensor(y_true, "y_true", self.name), self._dtype)
-        y_pred = cast(_tensor(y_pred, "y_pred", self.name), self._dtype)
-        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+        y_pred = _tensor(y_pred, "y_pred", self.name)
+        mask = _mask_of(y_pred)
+        y_pred = cast(y_pred, self._dtype)
+        Mean.update_state(self, self._fn(y_true, y_pred, **self._fn_kwargs),
+                          _masked_sample_weight(sample_weight, mask, self))
 
     def get_config(self) -> dict:
         return {**super().get_config(), **self._fn_kwargs}
@@ -365,9 +382,11 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
         # the labels stay integer ids (not cast to the metric's float dtype)
         y_true = _tensor(y_true, "y_true", self.name)
         y_pred = _tensor(y_pred, "y_pred", self.name)
+        mask = _mask_of(y_pred)
         if not self.from_sorted_ids:
             y_pred = cast(y_pred, self._dtype)
-        Mean.update_state(self, self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+        Mean.update_state(self, self._fn(y_true, y_pred, **self._fn_kwargs),
+                          _masked_sample_weight(sample_weight, mask, self))
 
 
 class MeanSquaredError(MeanMetricWrapper):
