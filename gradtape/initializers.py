@@ -95,20 +95,35 @@ class Ones(Initializer):
 
 
 class Constant(Initializer):
-    """Every element equal to ``value``."""
+    """Every element equal to ``value``: a number, or an array broadcast to the shape (as
+    ``tf.keras.initializers.Constant(np.arange(12.).reshape(4, 3))``)."""
 
     def __init__(self, value=0.0):
-        self.value = float(value)
+        if isinstance(value, Tensor):
+            value = value.numpy()
+        if np.ndim(value) == 0:
+            self.value = float(value)
+        else:
+            self.value = np.array(value, dtype=np.float64)
 
     def __call__(self, shape, dtype=None) -> Tensor:
         dev = current_device()
+        shape = shape_tuple(shape, "Constant")
+        dt = _float_dtype(dtype, "Constant")
+        if isinstance(self.value, np.ndarray):
+            try:
+                host = np.broadcast_to(self.value, shape).astype(dt)
+            except ValueError:
+                raise ValueError(f"Constant: a value of shape {self.value.shape} cannot fill "
+                                 f"shape {shape}") from None
+            return Tensor(dev.asarray(host), dev)
         with dev.activate():
-            arr = dev.xp.full(shape_tuple(shape, "Constant"), self.value,
-                              dtype=_float_dtype(dtype, "Constant"))
+            arr = dev.xp.full(shape, self.value, dtype=dt)
         return Tensor(arr, dev)
 
     def get_config(self):
-        return {"value": self.value}
+        v = self.value
+        return {"value": v.tolist() if isinstance(v, np.ndarray) else v}
 
 
 class RandomNormal(_Seeded):

@@ -311,3 +311,14 @@ def test_subclassed_model_with_several_inputs():
     np.testing.assert_allclose(out.numpy(), [[7.0, 7.0]])
     assert [p for p, _ in model.named_variables()] == ["left.kernel", "left.bias",
                                                        "right.kernel", "right.bias"]
+
+
+def test_constant_initializer_takes_arrays_that_broadcast():
+    table = np.arange(12.0).reshape(4, 3) / 10
+    emb = layers.Embedding(4, 3, embeddings_initializer=initializers.Constant(table))
+    np.testing.assert_allclose(emb(gt.constant([1, 3])).numpy(), table[[1, 3]], rtol=1e-6)
+    row = initializers.Constant([1.0, 2.0])((3, 2)).numpy()
+    assert row.tolist() == [[1.0, 2.0]] * 3
+    assert initializers.Constant(table).get_config()["value"][1] == [0.3, 0.4, 0.5]
+    with pytest.raises(ValueError, match=r"Constant: a value of shape \(2,\) cannot fill"):
+        initializers.Constant([1.0, 2.0])((3, 3))
