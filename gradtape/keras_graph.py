@@ -343,7 +343,8 @@ def forget_nodes(layer, nodes):
 
 class Graph:
     """The nodes between a functional model's inputs and outputs, in an order that runs
-    each after the nodes it reads."""
+    each after the nodes it reads, and the model's layers in Keras' order (see
+    :meth:`_order`)."""
 
     def __init__(self, inputs, outputs, who):
         self.who = who
@@ -363,14 +364,8 @@ class Graph:
                                 f"called on keras.Input tensors, got {type(kt).__name__}")
         if len({id(k) for k in self.flat_inputs}) != len(self.flat_inputs):
             raise ValueError(f"{who}: an Input is listed twice among the inputs")
-        self.nodes = self._order()
+        self.nodes, self.layers = self._order()
         self.input_layers = [kt._input_layer for kt in self.flat_inputs]
-        layers, seen = list(self.input_layers), {id(x) for x in self.input_layers}
-        for node in self.nodes:
-            if id(node.layer) not in seen:
-                seen.add(id(node.layer))
-                layers.append(node.layer)
-        self.layers = layers
         if isinstance(outputs, dict):
             self.output_names = list(_nest._sorted_keys(outputs))
         else:
@@ -380,9 +375,16 @@ class Graph:
                 f"{n}_{i + 1}" for i, n in enumerate(names)]
 
     def _order(self):
-        """Post-order of the nodes the outputs need (iterative: graphs may be deep)."""
+        """``(nodes, layers)``: the nodes the outputs need in the order that runs them (the
+        post-order of a depth-first walk from the outputs, each node's inputs in order), and
+        the layers in Keras' order (``map_graph``): deepest first (a layer's depth is the
+        most calls between any of its calls and an output), ties in the order the walk first
+        reached them; an Input that no output needs comes last among depth 0.
+        Iterative: graphs may be deep."""
         allowed = {id(k) for k in self.flat_inputs}
         order, done, active = [], set(), set()
+        walk = []             # every call reached, Inputs included: (key, layer, parent keys)
+        first_seen = {}       # id(layer) -> [layer, index of the walk that first reached it]
         stack = [(kt, False) for kt in reversed(self.flat_outputs)]
         while stack:
             kt, expanded = stack.pop()
@@ -393,6 +395,11 @@ class Graph:
                         f"{self.who}: graph disconnected: an output needs the Input "
                         f"'{kt.name}' of shape {tuple(kt.shape)}, which is not among the "
                         f"model's inputs ({', '.join(k.name for k in self.flat_inputs)})")
+                if id(kt) not in done:
+                    done.add(id(kt))
+                    first_seen.setdefault(id(kt._input_layer),
+                                          [kt._input_layer, len(first_seen)])
+                    walk.append((id(kt), kt._input_layer, ()))
                 continue
             if id(node) in done:
                 continue
@@ -400,14 +407,40 @@ class Graph:
                 active.discard(id(node))
                 done.add(id(node))
                 order.append(node)
+                walk.append((id(node), node.layer, [
+                    id(v._node) if v._node is not None else id(v) for v in node.symbols]))
                 continue
             if id(node) in active:
                 continue
             active.add(id(node))
+            first_seen.setdefault(id(node.layer), [node.layer, len(first_seen)])
             stack.append((kt, True))
             for parent in reversed(node.symbols):
                 stack.append((parent, False))
-        return order
+        # Depths as Keras' map_graph: from the outputs back, a call is one deeper than the
+        # deepest call that reads it, and a layer called more than once takes its deepest.
+        node_depth, layer_depth = {}, {}
+        for key, layer, parents in reversed(walk):
+            depth = max(node_depth.setdefault(key, 0), layer_depth.get(id(layer), 0))
+            layer_depth[id(layer)] = depth
+            node_depth[key] = depth
+            for parent in parents:
+                node_depth[parent] = max(depth + 1, node_depth.get(parent, 0))
+        for kt in self.flat_inputs:                  # Inputs no output needs
+            if id(kt._input_layer) not in layer_depth:
+                layer_depth[id(kt._input_layer)] = 0
+                first_seen[id(kt._input_layer)] = [kt._input_layer, -1]
+        ranked = sorted(layer_depth, key=lambda i: (-layer_depth[i], first_seen[i][1]))
+        return order, [first_seen[i][0] for i in ranked]
+
+    def keep_layer_order(self, layers):
+        """List :attr:`layers` in the order of ``layers`` when it holds exactly the same
+        layers (a saved model whose file lists them in another order: its weight paths,
+        ``layers.<i>``, follow that order); otherwise leave it."""
+        layers = list(layers)
+        if len(layers) == len(self.layers) and {id(x) for x in layers} == {
+                id(x) for x in self.layers}:
+            self.layers[:] = layers
 
     def match_inputs(self, inputs):
         """The user's inputs, one per Input (in :attr:`flat_inputs` order)."""
@@ -435,19 +468,33 @@ class Graph:
         return flat
 
     def run(self, inputs, training):
+        from .layers import get_mask, set_mask
         from .ops.core import cast
+        from .ops.shape import expand_dims, squeeze
         from .tensor import Tensor, convert_to_tensor
         values = {}
         for kt, x in zip(self.flat_inputs, self.match_inputs(inputs)):
             if not isinstance(x, Tensor):
                 x = convert_to_tensor(x)
+            given = x
             shape = tuple(x._value.shape)
-            if len(shape) != len(kt.shape) or any(
-                    d is not None and d != s for d, s in zip(kt.shape, shape)):
+            # Keras 3's rank adjustment (Functional._adjust_input_rank): one trailing axis of
+            # size 1 too many is squeezed, one too few is added when the Input ends in 1.
+            if len(shape) == len(kt.shape) + 1 and shape[-1] == 1:
+                x = squeeze(x, axis=-1)
+            elif len(shape) == len(kt.shape) - 1 and kt.shape[-1] == 1:
+                x = expand_dims(x, axis=-1)
+            adjusted = tuple(x._value.shape)
+            if len(adjusted) != len(kt.shape) or any(
+                    d is not None and d != s for d, s in zip(kt.shape, adjusted)):
                 raise ValueError(f"{self.who}: input '{kt.name}' expects shape "
                                  f"{tuple(kt.shape)}, got {shape}")
             if x._value.dtype != kt._np_dtype:
                 x = cast(x, kt._np_dtype)
+            if x is not given:
+                mask = get_mask(given)
+                if mask is not None:
+                    set_mask(x, mask)
             values[id(kt)] = x
         for node in self.nodes:
             concrete = [values[id(v)] if isinstance(v, KerasTensor) else v for v in node.flat]

@@ -303,6 +303,9 @@ def _functional_from_config(config, custom_objects):
             if isinstance(t, KerasTensor):
                 tensors[(name, k, i)] = t
     model = Model(decode(config["inputs"]), decode(config["outputs"]), name=config.get("name"))
+    # (weights are named by position in model.layers: keep the order the file was saved in,
+    # which older files wrote before model.layers followed Keras' depth order)
+    model._graph.keep_layer_order(layers.values())
     model.trainable = bool(config.get("trainable", True))
     return model
 

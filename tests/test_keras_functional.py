@@ -342,3 +342,177 @@ def test_summary_of_a_subclassed_model_lists_its_layers():
     lines = []
     net.summary(print_fn=lines.append)
     assert len(lines) == 4 + 3 + 5 and lines[-4] == f"Total params: {15 + 8 + 3}"
+
+
+# --- model.layers in Keras' order (map_graph: deepest first, ties in first-reached order) -----
+# Every expected list below is what TF 2.21 (Keras 3.15) gives for the same graph.
+
+def _two_branch():
+    i1, i2 = keras.Input((3,), name="in1"), keras.Input((3,), name="in2")
+    out = L.Concatenate(name="cat")([L.Dense(2, name="a1")(i1),
+                                     L.Dense(2, name="b1")(L.Dense(2, name="b0")(i2))])
+    return keras.Model([i1, i2], out)
+
+
+def _keras_order_graphs():
+    graphs = {"two_branch": (_two_branch(), ["in2", "in1", "b0", "a1", "b1", "cat"])}
+    x = keras.Input((4,), name="x")                   # a layer shared at two depths
+    sh = L.Dense(4, name="sh")
+    h3 = sh(L.Dense(4, name="mid")(sh(x)))
+    graphs["shared"] = (keras.Model(x, L.Add(name="add")([h3, L.Dense(4, name="side")(x)])),
+                        ["x", "sh", "mid", "side", "add"])
+    img = keras.Input((8, 8, 3), name="img")          # a ResNet block with a projection
+    c = L.Conv2D(4, 3, padding="same", name="c0")(img)
+    y = L.ReLU(name="r1")(L.BatchNormalization(name="bn1")(
+        L.Conv2D(4, 3, padding="same", name="c1")(c)))
+    y = L.Conv2D(4, 3, padding="same", name="c2")(y)
+    z = L.ReLU(name="r2")(L.Add(name="add")([y, L.Conv2D(4, 1, name="proj")(c)]))
+    graphs["resnet"] = (keras.Model(img, L.Dense(3, name="head")(
+        L.GlobalAveragePooling2D(name="gap")(z))),
+        ["img", "c0", "c1", "bn1", "r1", "c2", "proj", "add", "r2", "gap", "head"])
+    x = keras.Input((5,), name="x")                   # several outputs, a list and a dict
+    t = L.Dense(6, name="trunk")(x)
+    o1, o2, o3 = (L.Dense(1, name="o1")(t), L.Dense(2, name="o2")(L.Dense(3, name="o2pre")(t)),
+                  L.Dense(2, name="o3")(x))
+    graphs["multi_out"] = (keras.Model(x, [o1, o2, o3]),
+                           ["x", "trunk", "o2pre", "o1", "o2", "o3"])
+    graphs["multi_out_dict"] = (keras.Model(x, {"z": o1, "a": o2, "m": o3}),
+                                ["x", "trunk", "o2pre", "o2", "o3", "o1"])
+    a, b, c = (keras.Input((2,), name=n) for n in ("ua", "ub", "uc"))   # Inputs not used
+    graphs["unused"] = (keras.Model([a, b, c], L.Dense(1, name="d")(L.Dense(2, name="e")(c))),
+                        ["uc", "e", "ua", "ub", "d"])
+    graphs["unused2"] = (keras.Model([a, b, c], L.Add(name="ad")([L.Dense(2, name="da")(a), c])),
+                         ["ua", "da", "uc", "ub", "ad"])
+    ii = keras.Input((3,), name="inner_in")           # a nested model called twice
+    inner = keras.Model(ii, L.Dense(2, name="inner_d")(ii), name="inner")
+    p, q = keras.Input((3,), name="p"), keras.Input((3,), name="q")
+    cc = L.Concatenate(name="cc")([inner(p), inner(L.Dense(3, name="pre_q")(q)),
+                                   L.Dense(2, name="r")(p)])
+    graphs["nested"] = (keras.Model([p, q], cc), ["q", "p", "pre_q", "inner", "r", "cc"])
+    za, al = keras.Input((2,), name="zeta"), keras.Input((2,), name="alpha")   # dict inputs
+    graphs["dict_in"] = (keras.Model({"zeta": za, "alpha": al},
+                                     L.Add(name="s")([L.Dense(2, name="dz")(za), al])),
+                         ["zeta", "dz", "alpha", "s"])
+    x = keras.Input((3,), name="x")                   # skip connections to the output
+    d1 = L.Dense(3, name="d1")(x)
+    d3 = L.Dense(3, name="d3")(L.Dense(3, name="d2")(d1))
+    graphs["skip"] = (keras.Model(x, L.Concatenate(name="c")([d1, d3, x])),
+                      ["x", "d1", "d2", "d3", "c"])
+    graphs["skip_rev"] = (keras.Model(x, L.Concatenate(name="c2")([x, d3, d1])),
+                          ["x", "d1", "d2", "d3", "c2"])
+    p, q = keras.Input((3,), name="p"), keras.Input((3,), name="q")   # Inputs at two depths
+    qq = L.Dense(3, name="q1")(q)
+    r = L.Dense(3, name="t1")(L.Add(name="a1")([p, qq]))
+    graphs["mixed_depth"] = (keras.Model([p, q], L.Add(name="a2")([r, L.Dense(3, name="q2")(qq)])),
+                             ["q", "p", "q1", "a1", "t1", "q2", "a2"])
+    return graphs
+
+
+@pytest.mark.parametrize("graph", ["two_branch", "shared", "resnet", "multi_out",
+                                   "multi_out_dict", "unused", "unused2", "nested", "dict_in",
+                                   "skip", "skip_rev", "mixed_depth"])
+def test_layers_are_listed_in_keras_order_and_the_graph_still_runs(graph):
+    model, want = _keras_order_graphs()[graph]
+    assert [layer.name for layer in model.layers] == want
+    # each node still runs after the nodes it reads: the model runs, and as the layers do
+    ran = set()
+    for node in model._graph.nodes:
+        assert all(v._node is None or id(v._node) in ran for v in node.symbols)
+        ran.add(id(node))
+    inputs = [_x(2, *kt.shape[1:], seed=i) for i, kt in enumerate(model.inputs)]
+    out = model(inputs if len(inputs) > 1 else inputs[0])
+    assert all(np.isfinite(t.numpy()).all() for t in gt.nest.flatten(out))
+
+
+def test_weights_get_set_weights_and_summary_follow_the_keras_layer_order(tmp_path):
+    model = _two_branch()
+    dense = {name: model.get_layer(name) for name in ("a1", "b0", "b1")}
+    # TF: [w.path for w in m.weights] == ['b0/kernel', 'b0/bias', 'a1/kernel', 'a1/bias',
+    # 'b1/kernel', 'b1/bias']
+    want = [v for n in ("b0", "a1", "b1") for v in (dense[n].kernel, dense[n].bias)]
+    assert [id(v) for v in model.weights] == [id(v) for v in want]
+    arrays = [np.full(v.shape, k, np.float32) for k, v in enumerate(want)]
+    model.set_weights(arrays)
+    assert np.all(dense["b0"].kernel.numpy() == 0) and np.all(dense["a1"].kernel.numpy() == 2)
+    assert [a[0].item() if a.ndim == 1 else a[0, 0].item() for a in model.get_weights()] == \
+        list(range(6))
+    lines = []
+    model.summary(print_fn=lines.append)
+    names = [line.split()[0] for line in lines if line.split() and line.split()[0] in
+             ("in1", "in2", "a1", "b0", "b1", "cat")]
+    assert names == ["in2", "in1", "b0", "a1", "b1", "cat"]
+    # saving keeps the order and the weights where they were; so does clone_model
+    x = [_x(2, 3), _x(2, 3, seed=1)]
+    model.save(str(tmp_path / "m.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "m.keras"))
+    assert [layer.name for layer in loaded.layers] == ["in2", "in1", "b0", "a1", "b1", "cat"]
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+    clone = keras.models.clone_model(model)
+    assert [layer.name for layer in clone.layers] == ["in2", "in1", "b0", "a1", "b1", "cat"]
+    clone.set_weights(model.get_weights())
+    np.testing.assert_array_equal(clone(x).numpy(), model(x).numpy())
+
+
+def test_a_file_saved_when_layers_were_listed_in_another_order_still_loads(tmp_path):
+    """Files written before model.layers followed Keras list the layers in the order of
+    the calls (Inputs first), and name the weights by those positions (``layers.2.kernel``):
+    the loaded model keeps that listing, so every weight (and optimizer slot) lands where it
+    was."""
+    model = _two_branch()
+    by_name = {layer.name: layer for layer in model.layers}
+    model._graph.keep_layer_order([by_name[n] for n in ("in1", "in2", "a1", "b0", "b1", "cat")])
+    assert [layer.name for layer in model.layers] == ["in1", "in2", "a1", "b0", "b1", "cat"]
+    model.compile(optimizer="adam", loss="mse")
+    x = [_x(4, 3), _x(4, 3, seed=1)]
+    model.fit(x, _x(4, 4, seed=2), epochs=1, verbose=0)
+    model.save(str(tmp_path / "old.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "old.keras"))
+    assert [layer.name for layer in loaded.layers] == ["in1", "in2", "a1", "b0", "b1", "cat"]
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+    assert int(loaded.optimizer.iterations.numpy()) == 1
+    # keep_layer_order leaves the order when the layers are not the same set
+    loaded._graph.keep_layer_order(loaded.layers[:3])
+    assert [layer.name for layer in loaded.layers] == ["in1", "in2", "a1", "b0", "b1", "cat"]
+
+
+# --- Keras 3's input rank adjustment (Functional._adjust_input_rank) ---------------------------
+
+def test_an_input_one_trailing_axis_of_size_one_off_is_adjusted_as_keras():
+    inp = keras.Input((1,))
+    model = keras.Model(inp, L.Dense(2, kernel_initializer="ones")(inp))
+    np.testing.assert_array_equal(model(np.arange(3.0)).numpy(), [[0, 0], [1, 1], [2, 2]])
+    assert model(np.ones((3, 1, 1))).shape == (3, 2)          # squeezed back to (3, 1)
+    inp = keras.Input((3,), name="three")
+    model = keras.Model(inp, L.Dense(2)(inp))
+    assert model(np.ones((4, 3, 1))).shape == (4, 2)          # one axis of 1 too many
+    for bad in (np.ones((4, 3, 2)), np.ones((4,)), np.ones((4, 3, 1, 1))):
+        with pytest.raises(ValueError, match=r"input 'three' expects shape \(None, 3\), got"):
+            model(bad)
+    inp = keras.Input((2, 1))
+    assert keras.Model(inp, L.Flatten()(inp))(np.ones((4, 2))).shape == (4, 2)
+    inp = keras.Input(())                                       # (None,): a (3, 1) is squeezed
+    assert keras.Model(inp, inp * 2.0)(np.ones((3, 1))).shape == (3,)
+    # a mask on the given tensor stays on the adjusted one
+    inp = keras.Input((4, 1))
+    model = keras.Model(inp, L.LSTM(2, kernel_initializer="ones",
+                                    recurrent_initializer="zeros")(inp))
+    x = gt.constant(np.ones((2, 4), np.float32))
+    gt.layers.set_mask(x, gt.constant([[True, True, False, False], [True] * 4]))
+    x3 = x[..., None]
+    gt.layers.set_mask(x3, gt.constant([[True, True, False, False], [True] * 4]))
+    np.testing.assert_allclose(model(x).numpy(), model(x3).numpy(), rtol=1e-6)
+
+
+def test_fit_predict_evaluate_expand_a_rank_one_input_as_keras():
+    inp = keras.Input((1,))
+    model = keras.Model(inp, L.Dense(2, kernel_initializer="ones")(inp))
+    model.compile(optimizer="sgd", loss="mse")
+    np.testing.assert_array_equal(model.predict(np.arange(3.0), verbose=0),
+                                  [[0, 0], [1, 1], [2, 2]])
+    hist = model.fit(np.arange(4.0), np.zeros((4, 2)), epochs=1, batch_size=4, verbose=0,
+                     shuffle=False)
+    # TF 2.21: loss [3.5], kernel [[0.965, 0.965]], evaluate 3.2160873413085938
+    np.testing.assert_allclose(hist.history["loss"], [3.5], rtol=1e-6)
+    np.testing.assert_allclose(model.layers[1].kernel.numpy(), [[0.965, 0.965]], rtol=1e-6)
+    np.testing.assert_allclose(model.evaluate(np.arange(4.0), np.zeros((4, 2)), verbose=0),
+                               3.2160873413085938, rtol=1e-6)
