@@ -345,17 +345,22 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
     return _unbatch(_resize4(x, h_out, w_out, method, bool(antialias)), single)
 
 
+def _target_size(target_height, target_width, opname):
+    th = _int(target_height, "target_height", opname)
+    tw = _int(target_width, "target_width", opname)
+    if th <= 0 or tw <= 0:
+        raise ValueError(f"{opname}: target_height and target_width must be > 0, got "
+                         f"{th} and {tw}")
+    return th, tw
+
+
 def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR,
                     antialias=False) -> Tensor:
     """``image`` resized to fit ``[target_height, target_width]`` keeping its aspect ratio,
     then padded with zeros to that size (centred, the odd pixel at the bottom/right)."""
     opname = "image.resize_with_pad"
     x, single = _batched(image, opname)
-    th = _int(target_height, "target_height", opname)
-    tw = _int(target_width, "target_width", opname)
-    if th <= 0 or tw <= 0:
-        raise ValueError(f"{opname}: target_height and target_width must be > 0, got "
-                         f"{th} and {tw}")
+    th, tw = _target_size(target_height, target_width, opname)
     _, h, w, _ = x._value.shape
     ratio = max(_F32(w) / _F32(tw), _F32(h) / _F32(th))
     rh, rw = _F32(_F32(h) / ratio), _F32(_F32(w) / ratio)
@@ -435,11 +440,7 @@ def resize_with_crop_or_pad(image, target_height, target_width) -> Tensor:
     (the odd pixel cropped from, or padded at, the bottom/right)."""
     opname = "image.resize_with_crop_or_pad"
     x, single = _batched(image, opname)
-    th = _int(target_height, "target_height", opname)
-    tw = _int(target_width, "target_width", opname)
-    if th <= 0 or tw <= 0:
-        raise ValueError(f"{opname}: target_height and target_width must be > 0, got "
-                         f"{th} and {tw}")
+    th, tw = _target_size(target_height, target_width, opname)
     _, h, w, _ = x._value.shape
     dw, dh = tw - w, th - h
     cropped = _crop4(x, max(-dh // 2, 0), max(-dw // 2, 0), min(th, h), min(tw, w), opname)

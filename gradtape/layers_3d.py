@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layers import (InputSpec, Layer, _GlobalPool2D, _activation_name, _kernel_options,
-                     _linear, _positive_int)
+from .layers import (InputSpec, Layer, _GlobalPool2D, _activation_name, _data_format,
+                     _kernel_options, _linear, _padding, _positive_int)
 from .ops import shape as _sh
 from .tensor import Tensor
 
@@ -62,19 +62,6 @@ def _three_sides(value, who, what):
     if any(len(p) != 2 or min(p) < 0 for p in pairs):
         raise ValueError(f"{who}: {what} must be non-negative pairs, got {value!r}")
     return pairs
-
-
-def _data_format(data_format, who):
-    if data_format not in (None, "channels_last", "channels_first"):
-        raise ValueError(f"{who}: data_format must be 'channels_last' or 'channels_first', "
-                         f"got {data_format!r}")
-    return data_format or "channels_last"
-
-
-def _padding(value, who):
-    if not isinstance(value, str) or value.lower() not in ("valid", "same"):
-        raise ValueError(f"{who}: padding must be 'valid' or 'same', got {value!r}")
-    return value.lower()
 
 
 def _nn_format(layer):
