@@ -639,20 +639,26 @@ _trisolve = defop("matrix_triangular_solve", _trisolve_fwd, _trisolve_vjp, broad
 
 def _solve_args(opname, matrix, rhs):
     a = _square(opname, matrix)
+    return a, _rhs_for(opname, a, rhs, a._value.shape[-1])
+
+
+def _rhs_for(opname, a, rhs, rows):
+    """``rhs`` checked against matrices ``a``: same dtype, ``rows`` rows, batch shapes that
+    broadcast."""
     b = as_tensor(rhs, opname)
     sa, sb = tuple(a._value.shape), tuple(b._value.shape)
     if b._value.dtype != a._value.dtype:
         raise TypeError(f"{opname}: the matrix is {dtype_name(a)}, the right-hand sides "
                         f"{dtype_name(b)}")
-    if len(sb) < 2 or sb[-2] != sa[-1]:
+    if len(sb) < 2 or sb[-2] != rows:
         raise ValueError(f"{opname}: right-hand sides of shape {sb} do not fit matrices of "
-                         f"shape {sa} (expected [..., {sa[-1]}, k])")
+                         f"shape {sa} (expected [..., {rows}, k])")
     try:
         _batch_shape(sa, sb)
     except ValueError:
         raise ValueError(f"{opname}: batch shapes {sa[:-2]} and {sb[:-2]} are not "
                          "broadcast-compatible") from None
-    return a, b
+    return b
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None) -> Tensor:
@@ -882,19 +888,8 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None) -> Tensor:
     there, as in TensorFlow (whose gradient is defined only for ``fast=True``; here it is
     the SVD's)."""
     a = _matrix_input("linalg.lstsq", matrix, floats=True)
-    b = as_tensor(rhs, "linalg.lstsq")
-    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
-    if b._value.dtype != a._value.dtype:
-        raise TypeError(f"linalg.lstsq: the matrix is {dtype_name(a)}, the right-hand sides "
-                        f"{dtype_name(b)}")
-    if len(sb) < 2 or sb[-2] != sa[-2]:
-        raise ValueError(f"linalg.lstsq: right-hand sides of shape {sb} do not fit matrices "
-                         f"of shape {sa} (expected [..., {sa[-2]}, k])")
-    try:
-        _batch_shape(sa, sb)
-    except ValueError:
-        raise ValueError(f"linalg.lstsq: batch shapes {sa[:-2]} and {sb[:-2]} are not "
-                         "broadcast-compatible") from None
+    sa = tuple(a._value.shape)
+    b = _rhs_for("linalg.lstsq", a, rhs, sa[-2])
     m, n = sa[-2:]
     if not fast:
         return matmul(pinv(a), b)
