@@ -63,7 +63,7 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D",
            "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D",
            "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
-           "RandomBrightness", "CategoryEncoding", "Discretization", "Hashing", "IntegerLookup"]
+           "RandomBrightness", "RandomHeight", "RandomWidth", "CategoryEncoding", "Discretization", "Hashing", "IntegerLookup"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -2228,5 +2228,6 @@ from .layers_3d import (Conv3D, Conv3DTranspose, MaxPooling3D, MaxPool3D,  # noq
                         GlobalMaxPooling3D, GlobalMaxPool3D, UpSampling3D, ZeroPadding3D,
                         Cropping3D)
 from .layers_preprocessing import (RandomRotation, RandomZoom, RandomTranslation,  # noqa: E402
-                                   RandomContrast, RandomBrightness, CategoryEncoding,
+                                   RandomContrast, RandomBrightness, RandomHeight, RandomWidth,
+                                   CategoryEncoding,
                                    Discretization, Hashing, IntegerLookup)

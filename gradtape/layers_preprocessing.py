@@ -10,6 +10,8 @@
   with respect to the images, and run on the images' device.
 - ``RandomContrast``, ``RandomBrightness``: one random factor per image, clipped to
   ``value_range``.
+- ``RandomHeight``, ``RandomWidth``: the batch resized to a random height or width, one draw
+  per call (the output shape depends on it, so that draw is read on the host).
 - ``CategoryEncoding`` (``"one_hot"``, ``"multi_hot"``, ``"count"``), ``Discretization``
   (``bin_boundaries``, or ``num_bins`` learned by ``adapt``), ``Hashing`` (integer and float
   inputs; TensorFlow's FarmHash of the decimal string, so the bins equal Keras'),
@@ -41,7 +43,8 @@ from .ops._util import as_tensor
 from .tensor import Tensor
 
 __all__ = ["affine_transform", "RandomRotation", "RandomZoom", "RandomTranslation",
-           "RandomContrast", "RandomBrightness", "CategoryEncoding", "Discretization",
+           "RandomContrast", "RandomBrightness", "RandomHeight", "RandomWidth",
+           "CategoryEncoding", "Discretization",
            "Hashing", "IntegerLookup"]
 
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -429,6 +432,91 @@ class RandomBrightness(_RandomImageLayer):
         return {**super().get_config(), "factor": self.factor,
                 "value_range": self.value_range}
 
+
+
+class _RandomResizeLayer(_RandomImageLayer):
+    """Resize the batch along one axis (``_AXIS``: -3 height, -2 width) by ``1 + draw``,
+    one draw per call from ``[1 + lower, 1 + upper)`` (Keras' legacy ``RandomHeight`` /
+    ``RandomWidth``, which ``tf.keras`` 2.21 exports; channels-last only, as they). The new
+    size is truncated to an integer, as Keras' ``int32`` cast. The output's shape depends on
+    the draw, so it is read on the host: one synchronisation per training call (Keras'
+    TensorFlow backend reads it as well, inside ``tf.image.resize``)."""
+
+    _AXIS = -3
+
+    def __init__(self, factor, interpolation="bilinear", seed=None, name=None, **kwargs):
+        super().__init__(seed=seed, name=name, **kwargs)
+        from .image import _METHODS
+        who = type(self).__name__
+        if isinstance(factor, (tuple, list)):
+            if len(factor) != 2:
+                raise ValueError(f"{who}: `factor` should be a number or a list of two "
+                                 f"numbers. Received: factor={factor}")
+            lower, upper = float(factor[0]), float(factor[1])
+        elif isinstance(factor, (int, float, np.integer, np.floating)) and not isinstance(
+                factor, bool):
+            lower, upper = -float(factor), float(factor)
+        else:
+            raise ValueError(f"{who}: `factor` should be a number or a list of two numbers. "
+                             f"Received: factor={factor}")
+        if upper < lower:
+            raise ValueError(f"{who}: `factor` argument cannot have an upper bound lesser "
+                             f"than the lower bound. Received: factor={factor}")
+        if lower < -1.0 or upper < -1.0:
+            raise ValueError(f"{who}: `factor` argument must have values larger than -1. "
+                             f"Received: factor={factor}")
+        interpolation = str(interpolation).lower()
+        if interpolation not in _METHODS:
+            raise ValueError(f"{who}: interpolation must be one of {list(_METHODS)}, got "
+                             f"{interpolation!r}")
+        self.factor = factor
+        self.interpolation = interpolation
+        self._bounds = (lower, upper)
+
+    _UNTRACKED = _RandomImageLayer._UNTRACKED | {"_bounds"}
+
+    def call(self, inputs, training=True):
+        from .image import resize
+        from .ops.core import cast
+        x = cast(self._images(inputs), self._compute_dtype)   # as Keras, also at inference
+        if not training:
+            return x
+        lo, hi = self._bounds
+        draw = self._uniform(x, [], 1.0 + lo, 1.0 + hi)
+        f = np.float32(draw.numpy())                     # the host read of the new size
+        h, w = self._hw(x)
+        size = [int(f * np.float32(h)), w] if self._AXIS == -3 else [h, int(f * np.float32(w))]
+        if size[0] <= 0 or size[1] <= 0:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': the drawn factor "
+                             f"{float(f)} gives an empty image of size {size}")
+        return cast(resize(x, size, method=self.interpolation), self._compute_dtype)
+
+    def compute_output_shape(self, input_shape):
+        shape = list(input_shape)
+        shape[self._AXIS] = None
+        return tuple(shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("data_format", None)
+        return {**config, "factor": self.factor, "interpolation": self.interpolation}
+
+
+class RandomHeight(_RandomResizeLayer):
+    """When training, resize the images' height by a random factor ``1 + d``, ``d`` drawn once
+    per call from ``factor`` (``f`` for ``[-f, f)``, or ``(lower, upper)``, values above -1),
+    the width kept, with ``interpolation`` (a ``tf.image.resize`` method), as ``tf.keras``'
+    ``RandomHeight``; inputs pass through at inference. The output height is drawn, so each
+    training call reads the draw on the host."""
+
+    _AXIS = -3
+
+
+class RandomWidth(_RandomResizeLayer):
+    """When training, resize the images' width by a random factor ``1 + d`` drawn once per
+    call, as :class:`RandomHeight` does the height (``tf.keras``' ``RandomWidth``)."""
+
+    _AXIS = -2
 
 # --- categorical encodings --------------------------------------------------------------------
 

@@ -21,7 +21,8 @@ from .ops.scatter import (unsorted_segment_sum, unsorted_segment_mean,  # noqa: 
 from .ops.extra import (lgamma, digamma, polygamma, erfinv, erfcinv, ndtri,  # noqa: F401
                         bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, asinh, acosh, atanh, atan2,
                         xdivy, xlog1py, multiply_no_nan, reciprocal_no_nan, rint, nextafter,
-                        lbeta, truncatediv, truncatemod, scalar_mul, bincount, confusion_matrix,
-                        cumulative_logsumexp, polyval, is_non_decreasing, is_strictly_increasing,
-                        invert_permutation, zero_fraction)
+                        lbeta, igamma, igammac, zeta, betainc, truncatediv, truncatemod,
+                        scalar_mul, bincount, confusion_matrix, cumulative_logsumexp, polyval,
+                        is_non_decreasing, is_strictly_increasing, invert_permutation,
+                        zero_fraction)
 from .ops.nn import softmax, log_softmax, softsign, l2_normalize, in_top_k  # noqa: F401

@@ -21,6 +21,9 @@ CASES = [pytest.param(spec, case, id=f"{spec.name}-{'x'.join(map(str, case))}")
 # Primitives that only the engine calls; covered by the tests named here.
 ENGINE_ONLY = {"sum_to_batched": "test_engine_primitives_forward",
                "copy_to_device": "test_engine_primitives_forward"}
+# Primitives that, as their TF counterparts, have no derivative at all: asking for one raises
+# LookupError (checked by the test named here).
+NO_DERIVATIVE = {"igamma_grad_a": "tests/test_ops_more.py (igamma's second derivative in a)"}
 
 
 def _wrt(spec, args):
@@ -80,10 +83,11 @@ def test_forward_rules_match_transposed_reverse_rules(spec, case, monkeypatch):
 def test_every_differentiable_op_supports_forward_mode():
     covered = {op for spec in SPECS for op in spec.covered()}
     missing = sorted(name for name, op in REGISTRY.items()
-                     if not op.nondiff and name not in covered and name not in ENGINE_ONLY)
+                     if not op.nondiff and name not in covered and name not in ENGINE_ONLY
+                     and name not in NO_DERIVATIVE)
     assert not missing, f"differentiable primitives without a spec for forward mode: {missing}"
     no_rule = sorted(name for name, op in REGISTRY.items() if not op.nondiff and op.vjp is None
-                     and op.jvp is None)
+                     and op.jvp is None and name not in NO_DERIVATIVE)
     assert not no_rule, f"primitives with neither a reverse nor a forward rule: {no_rule}"
 
 

@@ -11,8 +11,8 @@ import pytest
 import gradtape as gt
 from gradtape.layers_preprocessing import (CategoryEncoding, Discretization, Hashing,
                                            IntegerLookup, RandomBrightness, RandomContrast,
-                                           RandomRotation, RandomTranslation, RandomZoom,
-                                           affine_transform)
+                                           RandomHeight, RandomRotation, RandomTranslation,
+                                           RandomWidth, RandomZoom, affine_transform)
 from gradtape.testing import check_grads
 
 # keras.ops.image.affine_transform(IMG, TRANSFORM, interpolation, fill_mode, fill_value=-1)
@@ -347,3 +347,70 @@ def test_integer_lookup_adapt_and_config():
         IntegerLookup(vocabulary=[1, 1])
     with pytest.raises(RuntimeError, match="set a vocabulary"):
         IntegerLookup()(np.array([1]))
+
+
+# --- RandomHeight / RandomWidth (tf.keras 2.21's, Keras' legacy layers) ---------------------
+
+RESIZE_X = np.arange(24, dtype=np.float32).reshape(1, 4, 3, 2) ** 1.5
+
+
+def test_random_height_width_match_keras_with_pinned_factor():
+    # tf.keras.layers.RandomHeight((0.5, 0.5)) on RESIZE_X: height 4 -> 6, bilinear
+    y = RandomHeight((0.5, 0.5))(gt.constant(RESIZE_X), training=True)
+    assert y.shape == (1, 6, 3, 2) and y.dtype == gt.float32
+    np.testing.assert_allclose(y.numpy()[0, :, :, 0], [
+        [0., 2.828427, 8.], [7.34847, 12.727922, 19.811388], [19.175655, 27.586716, 37.01898],
+        [37.09051, 47.42391, 58.6038], [58.968376, 70.91296, 83.594574],
+        [76.36753, 89.44272, 103.18914]], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y.numpy()[0, -1, :, 1], [82.81908, 96.23409, 110.30412],
+                               rtol=1e-5)
+    # RandomWidth((-0.4, -0.4), "nearest") on one image: width int(0.6 * 3) = 1
+    y = RandomWidth((-0.4, -0.4), interpolation="nearest")(gt.constant(RESIZE_X[0]),
+                                                           training=True)
+    assert y.shape == (4, 1, 2)
+    np.testing.assert_allclose(y.numpy()[:, 0, :], [[2.828427, 5.196152], [22.627417, 27.],
+                                                    [52.3832, 58.09475], [89.44272, 96.23409]],
+                               rtol=1e-5)
+
+
+def test_random_height_width_draw_once_per_call_and_pass_through_at_inference():
+    x = gt.constant(np.random.default_rng(0).uniform(size=(3, 10, 8, 2)).astype(np.float32))
+    layer = RandomHeight(0.5, seed=4)
+    heights = {layer(x, training=True).shape[1] for _ in range(12)}
+    assert len(heights) > 1 and all(5 <= h <= 15 for h in heights)
+    widths = {RandomWidth((0.0, 1.0), seed=1)(x, training=True).shape[2] for _ in range(3)}
+    assert all(8 <= w <= 16 for w in widths)
+    same = RandomHeight(0.5, seed=4)
+    assert same(x, training=True).shape == RandomHeight(0.5, seed=4)(x, training=True).shape
+    out = layer(x, training=False)
+    np.testing.assert_array_equal(out.numpy(), x.numpy())
+    assert layer(gt.constant(x.numpy().astype(np.float64)), training=False).dtype == gt.float32
+    assert layer.compute_output_shape((None, 10, 8, 2)) == (None, None, 8, 2)
+    assert RandomWidth(0.1).compute_output_shape((10, 8, 2)) == (10, None, 2)
+
+
+def test_random_height_width_are_differentiable_in_the_images():
+    layer = RandomHeight((0.5, 0.5), dtype="float64")
+    check_grads(lambda t: layer(t, training=True), [RESIZE_X.astype(np.float64)[..., :1]],
+                order=1)
+
+
+def test_random_height_width_config_and_errors():
+    layer = RandomHeight(0.2, interpolation="nearest", seed=3)
+    cfg = layer.get_config()
+    assert (cfg["factor"], cfg["interpolation"], cfg["seed"]) == (0.2, "nearest", 3)
+    again = RandomHeight.from_config(cfg)
+    x = gt.constant(RESIZE_X)
+    assert again(x, training=True).shape == RandomHeight(0.2, interpolation="nearest",
+                                                         seed=3)(x, training=True).shape
+    assert RandomWidth.from_config(RandomWidth((-0.2, 0.3)).get_config()).factor == (-0.2, 0.3)
+    with pytest.raises(ValueError, match="upper bound lesser than the lower bound"):
+        RandomHeight((0.3, 0.1))
+    with pytest.raises(ValueError, match="upper bound lesser than the lower bound"):
+        RandomWidth(-1.5)
+    with pytest.raises(ValueError, match="must have values larger than -1"):
+        RandomHeight((-2, 0.1))
+    with pytest.raises(ValueError, match="interpolation must be one of"):
+        RandomWidth(0.1, interpolation="cubic")
+    with pytest.raises(ValueError, match="rank 3 or 4"):
+        RandomHeight(0.1)(gt.zeros([4, 4]), training=True)

@@ -152,6 +152,112 @@ def test_special_functions_refuse_integers():
         gt.math.lgamma(gt.constant([1, 2]))
 
 
+
+def test_igamma_igammac_match_tf():
+    a = [0.5, 1.0, 2.5, 3.0, 0.0, -1.0, 2.0, 2.0]
+    x = [0.3, 2.0, 1.5, 10.0, 1.0, 1.0, 0.0, -1.0]
+    y, (ga, gx) = grads(gt.math.igamma, a, x)
+    close(y, [0.561421973919, 0.864664716763, 0.300014164121, 0.997230604284, NAN, NAN, 0.,
+              NAN])
+    close(ga, [-0.770570351375, -0.220825426212, -0.252175400424, -0.00412047082, NAN, NAN,
+               0., NAN])
+    close(gx, [0.763090578768, 0.135335283237, 0.308360659608, 0.002269996488, 0., 0., 0.,
+               NAN])
+    y, (ga, gx) = grads(gt.math.igammac, a, x)
+    close(y, [0.438578026081, 0.135335283237, 0.699985835879, 0.002769395716, NAN, NAN, 1.,
+              NAN])
+    close(ga, [0.770570351375, 0.220825426212, 0.252175400424, 0.00412047082, NAN, NAN, 0.,
+               NAN])
+    close(gx, [-0.763090578768, -0.135335283237, -0.308360659608, -0.002269996488, 0., 0.,
+               0., NAN])
+    # TF's edge values: 0 at x = 0 whatever a; igammac NaN at a <= 0
+    close(gt.math.igamma(gt.constant([0., -1., 2., 0.]), gt.constant([0., 0., INF, INF])),
+          [0., 0., 1., NAN])
+    close(gt.math.igammac(gt.constant([0., -1., 2.]), gt.constant([0., 0., INF])),
+          [NAN, NAN, 0.])
+    # second derivative in x (TF: -2.034908210048, -0.135335283237)
+    close(first_second(lambda t: gt.math.igamma(gt.constant([0.5, 1.0], gt.float64), t),
+                       [0.3, 2.0])[2], [-2.034908210048, -0.135335283237])
+
+
+def test_igamma_gradient_in_a_matches_finite_differences():
+    sp = pytest.importorskip("scipy.special")
+    # both of Eigen's branches (series: x <= max(1, a); continued fraction otherwise), large
+    # and small arguments
+    a = np.array([0.1, 5., 50., 50., 200., 1e3, 0.7, 3.0, 2.0, 0.3])
+    x = np.array([0.05, 5., 45., 60., 210., 1e3, 30., 1e-3, 3.5, 1.2])
+    _, (ga, _) = grads(gt.math.igamma, a, x)
+    h = 1e-6 * a
+    fd = (sp.gammainc(a + h, x) - sp.gammainc(a - h, x)) / (2 * h)
+    close(ga, fd, rtol=1e-6, atol=1e-12)
+    _, (gca, _) = grads(gt.math.igammac, a, x)
+    close(gca, -fd, rtol=1e-6, atol=1e-12)
+
+
+def test_igamma_second_derivative_in_a_is_refused_as_tf():
+    a = gt.constant([1.5, 2.0], gt.float64)
+    x = gt.constant([0.5, 3.0], gt.float64)
+    with gt.GradientTape() as outer:
+        outer.watch(a)
+        with gt.GradientTape() as inner:
+            inner.watch(a)
+            y = gt.math.igamma(a, x)
+        g = inner.gradient(y, a)
+    with pytest.raises(LookupError, match="igamma_grad_a"):
+        outer.gradient(g, a)
+
+
+def test_zeta_matches_tf():
+    x = [2.0, 3.5, 1.0, 0.5, 2.0, 2.0, 2.0]
+    q = [1.0, 0.5, 2.0, 1.0, -1.0, -1.5, 0.0]
+    y, (gx, gq) = grads(gt.math.zeta, x, q)
+    close(y, [1.644934066848, 11.620804663442, INF, NAN, INF, 9.379246644989, INF])
+    assert gx is None                                   # no gradient for x, as TF
+    close(gq, [-2.404113806319, -79.837097011449, -0.644934066848, -1.306187674343, NAN,
+               -0.236204051642, NAN])
+    close(gt.math.zeta(gt.constant([3.0, 3.5, 2.5, 3.0, 2.0, 1.0, 0.5, -2.0, INF, 2.0]),
+                       gt.constant([-1.0, -1.5, -1.5, -1.5, -2.0, -2.0, 0.5, 1.0, 2.0, INF])),
+          [NAN, NAN, NAN, 0.118102025821, INF, INF, NAN, NAN, 0., 0.])
+
+
+def test_betainc_matches_tf():
+    a, b, x = [0.5, 2.0, 1.5, 3.0, 0.0, 1.0], [0.5, 3.0, 2.5, 1.0, 1.0, -1.0], \
+        [0.3, 0.6, 0.9, 0.5, 0.5, 0.5]
+    y, (ga, gb, gx) = grads(gt.math.betainc, a, b, x)
+    close(y, [0.369010119566, 0.8208, 0.99379260428, 0.125, NAN, NAN])
+    assert ga is None and gb is None                    # x only, as TF
+    close(gx, [0.694609118043, 1.152, 0.152788745368, 0.75, 0., NAN])
+    close(gt.math.betainc(2.0, 3.0, gt.constant([0.0, 1.0, -0.1, 1.1], gt.float64)),
+          [0., 1., NAN, NAN])
+    with pytest.raises(gt.errors.InvalidArgumentError, match="betainc: shapes of b and x"):
+        gt.math.betainc(2.0, gt.constant([1., 2.]), gt.constant([[0.5], [0.2]]))
+
+
+def test_incomplete_functions_dtypes_and_errors():
+    y = gt.math.igamma(2.0, 1.5)
+    assert y.dtype == gt.float32
+    close(gt.math.igamma(gt.constant([1.0, 2.0]), 1.5), [0.77686983, 0.44217455], rtol=1e-6)
+    with pytest.raises(TypeError, match="igamma: expected floating-point tensors"):
+        gt.math.igamma(gt.constant([1, 2]), gt.constant([1, 2]))
+    with pytest.raises(TypeError, match="zeta: operands have different dtypes"):
+        gt.math.zeta(gt.constant([2.0]), gt.constant([1.0], gt.float64))
+
+
+def test_incomplete_functions_on_each_device(device):
+    a = gt.constant(np.array([0.5, 2.5, 3.0], np.float32))
+    x = gt.constant(np.array([0.3, 1.5, 10.0], np.float32))
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch([a, x])
+        y = gt.math.igamma(a, x)
+        z = gt.math.zeta(x + 1.5, a)
+        b = gt.math.betainc(a, a, x / 10.5)
+    for t in (y, z, b) + tuple(tape.gradient(y, [a, x])) + (tape.gradient(z, a),
+                                                            tape.gradient(b, x)):
+        assert t.device == device and t.dtype == gt.float32
+    close(y.numpy(), [0.561421973919, 0.300014164121, 0.997230604284], rtol=2e-6, atol=1e-6)
+    close(tape.gradient(y, a).numpy(), [-0.770570351375, -0.252175400424, -0.00412047082],
+          rtol=1e-5, atol=1e-6)
+
 # --- inverse hyperbolic, atan2, the zero-safe binaries ----------------------------------------
 
 def test_inverse_hyperbolic_match_tf():

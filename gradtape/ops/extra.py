@@ -38,7 +38,8 @@ from .shape import gather, getitem, reshape, transpose
 __all__ = [
     "lgamma", "digamma", "polygamma", "erfinv", "erfcinv", "ndtri", "bessel_i0", "bessel_i0e",
     "bessel_i1", "bessel_i1e", "asinh", "acosh", "atanh", "atan2", "xdivy", "xlog1py",
-    "multiply_no_nan", "reciprocal_no_nan", "rint", "nextafter", "lbeta", "truncatediv",
+    "multiply_no_nan", "reciprocal_no_nan", "rint", "nextafter", "lbeta", "igamma", "igammac",
+    "zeta", "betainc", "truncatediv",
     "truncatemod", "scalar_mul", "realdiv", "slice", "strided_slice", "unique",
     "unique_with_counts", "searchsorted", "ensure_shape", "tensor_scatter_nd_max",
     "tensor_scatter_nd_min", "dynamic_partition", "dynamic_stitch", "reverse_sequence",
@@ -312,6 +313,233 @@ def lbeta(x, name=None) -> Tensor:
     if x.ndim == 0:
         raise ValueError("lbeta: x must have at least one axis")
     return reduce_sum(lgamma(x), axis=-1) - lgamma(reduce_sum(x, axis=-1))
+
+
+# --- incomplete gamma and beta, Hurwitz zeta -------------------------------------------------
+
+def _float_operands(opname, *args):
+    """``args`` as tensors of one floating dtype on one device (Python numbers take the dtype
+    of the tensors among them, float32 without any), as TF's float-only n-ary ops."""
+    ref = next((a for a in args if isinstance(a, Tensor)), None)
+    if ref is None:
+        ref = as_tensor(args[0], opname)
+    if ref._value.dtype.kind != "f":
+        raise TypeError(f"{opname}: expected floating-point tensors, got {dtype_name(ref)}")
+    out = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            a = binary(opname, ref, a)[1]
+            if not isinstance(a, Tensor):
+                a = Tensor(ref._device.asarray(np.asarray(a, dtype=ref._value.dtype)),
+                           ref._device)
+        elif a._value.dtype != ref._value.dtype:
+            raise TypeError(f"{opname}: operands have different dtypes {dtype_name(ref)} and "
+                            f"{dtype_name(a)}; gradtape does not promote, use gt.cast")
+        out.append(a)
+    return out
+
+
+def _igamma_consts(dt):
+    """Cephes' machine epsilon, rescaling threshold and log of the largest value (Eigen's)."""
+    if dt == np.float64:
+        return 1.11022302462515654042e-16, 4.503599627370496e15, 709.78271289338397
+    return 5.9604644775390625e-8, 16777216.0, 88.72283905206835
+
+
+def _igamma_grad_a_fwd(xp, a, x):
+    """``d igamma(a, x) / da``: Eigen's ``igamma_der_a`` (TF's ``IgammaGradA``), the power
+    series of ``igamma`` for ``x <= max(1, a)`` and the continued fraction of ``igammac``
+    otherwise, each differentiated term by term in ``a``. Vectorised: every element runs the
+    iterations, frozen once it converges (on the CPU the loop stops when all have)."""
+    a, x = xp.broadcast_arrays(a, x)
+    dt = x.dtype
+    machep, big, maxlog = _igamma_consts(dt)
+    host = xp is np
+
+    def full(v):
+        return xp.full(x.shape, v, dtype=dt)
+
+    with _quiet(xp):
+        zero = full(0.0)
+        bad = (x < 0) | (a <= 0) | xp.isnan(a) | xp.isnan(x)
+        use_cf = (x > 1) & (x > a)
+        safe_x = xp.where((x > 0) & ~xp.isinf(x), x, full(1.0))
+        safe_a = xp.where(a > 0, a, full(1.0))
+        logx = xp.log(safe_x)
+        # power series: sum_n x^n / ((a+1)...(a+n)) and its a-derivative
+        r, c, ans, dc, dans = safe_a, full(1.0), full(1.0), zero, zero
+        act = ~use_cf & ~bad
+        for i in range(2000):
+            r = r + 1
+            dc_new = dc * (safe_x / r) - c * safe_x / (r * r)
+            c_new = c * (safe_x / r)
+            ans = xp.where(act, ans + c_new, ans)
+            dans = xp.where(act, dans + dc_new, dans)
+            c = xp.where(act, c_new, c)
+            dc = xp.where(act, dc_new, dc)
+            act = act & ~(xp.abs(dc_new) <= xp.abs(dans) * machep)
+            if host and i % 16 == 15 and not act.any():
+                break
+        lgamma1 = _special("gammaln", xp, safe_a + 1)
+        logax = safe_a * logx - safe_x - lgamma1
+        series = (ans * (logx - _special("digamma", xp, safe_a + 1)) + dans) * xp.exp(logax)
+        series = xp.where(logax < -maxlog, zero, series)
+        # continued fraction of igammac and its a-derivative
+        y = 1 - safe_a
+        z = safe_x + y + 1
+        cc = zero
+        pkm2, qkm2, pkm1, qkm1 = full(1.0), safe_x, safe_x + 1, z * safe_x
+        ans = pkm1 / qkm1
+        dpkm2, dqkm2, dpkm1, dqkm1 = zero, zero, zero, -safe_x
+        dans = (dpkm1 - ans * dqkm1) / qkm1
+        act = use_cf & ~bad & ~xp.isinf(x)
+        for i in range(2000):
+            cc = cc + 1
+            y = y + 1
+            z = z + 2
+            yc = y * cc
+            pk = pkm1 * z - pkm2 * yc
+            qk = qkm1 * z - qkm2 * yc
+            dpk = dpkm1 * z - pkm1 - dpkm2 * yc + pkm2 * cc
+            dqk = dqkm1 * z - qkm1 - dqkm2 * yc + qkm2 * cc
+            nz = qk != 0
+            sq = xp.where(nz, qk, full(1.0))
+            ans_new = xp.where(nz, pk / sq, ans)
+            dans_new = xp.where(nz, (dpk - ans_new * dqk) / sq, dans)
+            conv = nz & (xp.abs(dans_new - dans) <= machep)
+            ans = xp.where(act, ans_new, ans)
+            dans = xp.where(act, dans_new, dans)
+            resc = xp.abs(pk) > big
+            s = xp.where(resc, full(1.0 / big), full(1.0))
+            keep = act & ~conv
+            pkm2, pkm1 = xp.where(keep, pkm1 * s, pkm2), xp.where(keep, pk * s, pkm1)
+            qkm2, qkm1 = xp.where(keep, qkm1 * s, qkm2), xp.where(keep, qk * s, qkm1)
+            dpkm2, dpkm1 = xp.where(keep, dpkm1 * s, dpkm2), xp.where(keep, dpk * s, dpkm1)
+            dqkm2, dqkm1 = xp.where(keep, dqkm1 * s, dqkm2), xp.where(keep, dqk * s, dqkm1)
+            act = keep
+            if host and i % 16 == 15 and not act.any():
+                break
+        logax = safe_a * logx - safe_x - _special("gammaln", xp, safe_a)
+        ax = xp.exp(logax)
+        cf = -(dans * ax + ans * ax * (logx - _special("digamma", xp, safe_a)))
+        cf = xp.where((logax < -maxlog) | xp.isinf(x), zero, cf)
+        out = xp.where(use_cf, cf, series)
+        out = xp.where(x == 0, zero, out)
+        return xp.where(bad, full(np.nan), out)
+
+
+# no rule for its own gradient, as TF's IgammaGradA: a second derivative in ``a`` raises
+_igamma_grad_a = defop("igamma_grad_a", _igamma_grad_a_fwd, None, broadcasts=True)
+
+
+def _igamma_dx(ops, a, x):
+    """``d igamma(a, x) / dx = exp(-x) x^(a-1) / Gamma(a)``, in log space (TF's rule)."""
+    return ops.exp(-x + ops.xlogy(a - 1, x) - ops.lgamma(a))
+
+
+def _igamma_fwd(xp, a, x):
+    # TF (Eigen): 0 at x = 0 whatever a, else NaN where a <= 0 (SciPy: 1 at a = 0)
+    a, x = xp.broadcast_arrays(a, x)
+    out = xp.where(a <= 0, xp.full((), np.nan, dtype=x.dtype), _special("gammainc", xp, x, a))
+    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), out)
+
+
+def _igammac_fwd(xp, a, x):
+    a, x = xp.broadcast_arrays(a, x)
+    return xp.where(a <= 0, xp.full((), np.nan, dtype=x.dtype), _special("gammaincc", xp, x, a))
+
+
+def _igamma_vjp(ops, needs, g, ans, a, x):
+    return (g * ops.igamma_grad_a(a, x) if needs[0] else None,
+            g * _igamma_dx(ops, a, x) if needs[1] else None)
+
+
+def _igammac_vjp(ops, needs, g, ans, a, x):
+    return (-(g * ops.igamma_grad_a(a, x)) if needs[0] else None,
+            -(g * _igamma_dx(ops, a, x)) if needs[1] else None)
+
+
+_igamma = defop("igamma", _igamma_fwd, _igamma_vjp, broadcasts=True, save_output=False)
+_igammac = defop("igammac", _igammac_fwd, _igammac_vjp, broadcasts=True, save_output=False)
+
+
+def igamma(a, x, name=None) -> Tensor:
+    """The regularized lower incomplete gamma function ``P(a, x)`` (``tf.math.igamma``):
+    ``0`` at ``x = 0``, NaN where ``a <= 0`` or ``x < 0``. Differentiable in ``x``
+    (``exp(-x) x^(a-1) / Gamma(a)``) and in ``a`` (Eigen's series / continued fraction,
+    first order only: TF has no gradient of that gradient either)."""
+    a, x = _float_operands("igamma", a, x)
+    return apply(_igamma, (a, x))
+
+
+def igammac(a, x, name=None) -> Tensor:
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``
+    (``tf.math.igammac``); gradients as :func:`igamma`'s, negated."""
+    a, x = _float_operands("igammac", a, x)
+    return apply(_igammac, (a, x))
+
+
+def _zeta_fwd(xp, x, q):
+    x, q = xp.broadcast_arrays(x, q)
+    out = _special("zeta", xp, q, x)
+    dt = x.dtype
+    inf, nan = xp.full((), np.inf, dtype=dt), xp.full((), np.nan, dtype=dt)
+    with _quiet(xp):
+        # Eigen's values where SciPy's differ: at q = 0, -1, -2 ... +inf for even integer x,
+        # NaN otherwise; 0 at x = +inf for q > 1
+        even = (x == xp.floor(x)) & (xp.fmod(x, 2) == 0)
+        pole = (q <= 0) & (q == xp.floor(q)) & (x > 1)
+        out = xp.where(pole, xp.where(even, inf, nan), out)
+        return xp.where((x == inf) & (q > 1), xp.zeros((), dtype=dt), out)
+
+
+def _zeta_vjp(ops, needs, g, ans, x, q):
+    # TF: no gradient for x; d/dq = -x zeta(x + 1, q)
+    return None, (g * (-x * ops.zeta(x + 1, q)) if needs[1] else None)
+
+
+_zeta = defop("zeta", _zeta_fwd, _zeta_vjp, broadcasts=True, save_output=False)
+
+
+def zeta(x, q, name=None) -> Tensor:
+    """The Hurwitz zeta function ``sum_n (n + q)^-x`` (``tf.math.zeta``). Differentiable in
+    ``q`` (``-x zeta(x + 1, q)``); ``x`` gets no gradient, as in TF."""
+    x, q = _float_operands("zeta", x, q)
+    return apply(_zeta, (x, q))
+
+
+def _betainc_fwd(xp, a, b, x):
+    a, b, x = xp.broadcast_arrays(a, b, x)
+    out = _special("betainc", xp, x, a, b)
+    # TF (Eigen) is NaN outside [0, 1] and where a or b is not positive (SciPy: 0/1 or NaN)
+    bad = (x < 0) | (x > 1) | (a <= 0) | (b <= 0)
+    return xp.where(bad, xp.full((), np.nan, dtype=x.dtype), out)
+
+
+def _betainc_vjp(ops, needs, g, ans, a, b, x):
+    # TF: only x; d/dx = x^(a-1) (1-x)^(b-1) / B(a, b), in log space
+    if not needs[2]:
+        return None, None, None
+    log_beta = ops.lgamma(a) + ops.lgamma(b) - ops.lgamma(a + b)
+    return None, None, g * ops.exp(ops.xlogy(a - 1, x) + ops.xlog1py(b - 1, -x) - log_beta)
+
+
+_betainc = defop("betainc", _betainc_fwd, _betainc_vjp, broadcasts=True, save_output=False)
+
+
+def betainc(a, b, x, name=None) -> Tensor:
+    """The regularized incomplete beta function ``I_x(a, b)`` (``tf.math.betainc``). ``a``,
+    ``b`` and ``x`` have one shape, or are scalars (TF broadcasts nothing else). Differentiable
+    in ``x`` only, as in TF."""
+    a, b, x = _float_operands("betainc", a, b, x)
+    shapes = [tuple(t.shape) for t in (a, b, x)]
+    full = [s for s in shapes if s != ()]
+    if any(s != full[0] for s in full):
+        names = [n for n, s in zip("abx", shapes) if s != ()]
+        raise InvalidArgumentError(f"betainc: shapes of {names[0]} and {names[-1]} are "
+                                   f"inconsistent: {list(full[0])} vs. {list(full[-1])} "
+                                   "(a, b and x must have one shape or be scalars)")
+    return apply(_betainc, (a, b, x))
 
 
 # --- integer-style division ----------------------------------------------------------------

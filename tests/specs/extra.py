@@ -60,6 +60,15 @@ SPECS = [
     _un("bessel_i1", gt.math.bessel_i1, domain=away_from_zero),
     _un("lbeta", gt.math.lbeta, shapes=[((4,),), ((2, 3),)], domain=positive,
         ops=("lgamma", "reduce_sum")),
+    # incomplete gamma in x (the gradient in a has no gradient, as TF's IgammaGradA, so the
+    # second-order table cannot take it: tests/test_ops_more.py checks it against TF and
+    # finite differences)
+    _bin("igamma", gt.math.igamma, (positive, positive), wrt=(1,)),
+    _bin("igammac", gt.math.igammac, (positive, positive), wrt=(1,)),
+    _bin("zeta", gt.math.zeta, (_above_one, positive), wrt=(1,), rtol=1e-4, atol=1e-6),
+    Spec("betainc", lambda a, b, x: gt.math.betainc(a, b, x), [((3, 4), (3, 4), (3, 4)),
+                                                               ((), (), (5,))],
+         domains=(positive, positive, _probability), wrt=(2,), rtol=1e-4, atol=1e-6),
     # --- inverse hyperbolic functions, atan2, the x == 0 / y == 0 binaries ---
     _un("asinh", gt.math.asinh),
     _un("acosh", gt.math.acosh, domain=_above_one),
