@@ -492,8 +492,9 @@ def _exists(path) -> bool:
 
 
 def _file_of(path) -> str:
-    """The file of checkpoint ``path``: the path itself, or with ``.safetensors`` added."""
-    return path if os.path.exists(path) or not os.path.exists(path + SUFFIX) else path + SUFFIX
+    """The file of checkpoint ``path``: ``path.safetensors`` when there is one (what
+    ``save`` and ``CheckpointManager`` write for TF's path ``path``), else the path itself."""
+    return path + SUFFIX if os.path.exists(path + SUFFIX) else path
 
 
 def _record_latest(path):

@@ -596,6 +596,7 @@ def _call_accepts_mask(cls) -> bool:
 
 
 _training_default_cache: dict = {}
+_REQUIRED = "required"      # (a call whose training argument has no default)
 
 
 def _training_default(cls):
@@ -609,6 +610,8 @@ def _training_default(cls):
         p = inspect.signature(cls.call).parameters.get("training")
         if p is not None and isinstance(p.default, bool):
             found = p.default
+        elif p is not None and p.default is inspect.Parameter.empty:
+            found = _REQUIRED
     except (TypeError, ValueError):
         pass
     _training_default_cache[cls] = found
@@ -971,7 +974,8 @@ class Layer(Module):
             # elsewhere); the stack keeps None for the layers inside to resolve in turn
             training = stack[-1] if stack else None
             if training is None:
-                training = _training_default(type(self))
+                default = _training_default(type(self))
+                training = None if default is _REQUIRED else default
         level = training
         training = bool(training)
         # mixed precision: this layer's policy is mixed, or a mixed layer's call encloses it
@@ -999,8 +1003,11 @@ class Layer(Module):
                 else:
                     self.build(shape)
             self.built = True
-        if _call_accepts_training(type(self)) and level is not None:
-            kwargs["training"] = training     # (unresolved: the call's own default applies)
+        if _call_accepts_training(type(self)) and (
+                level is not None or _training_default(type(self)) is _REQUIRED):
+            # (unresolved: the call's own default applies; a call that requires the
+            # argument gets inference, False)
+            kwargs["training"] = training
         masking = bool(_MASKS) or _makes_masks(type(self)) or "mask" in kwargs
         if masking:
             mask = kwargs.get("mask")

@@ -148,6 +148,9 @@ class _UnknownRankShape(TensorShape):
     def __len__(self):
         raise ValueError("Cannot take the length of shape with unknown rank.")
 
+    def __bool__(self):
+        return False
+
     def __iter__(self):
         raise ValueError("Cannot iterate over a shape with unknown rank.")
 
@@ -748,7 +751,7 @@ class Variable(Tensor):
         restoring a checkpoint never apply it, as in TensorFlow)."""
         if self._constraint is not None:
             array = self._constraint(Tensor(array, self._device))._value
-        self._value = array
+        self._set(array)        # (through _set: captured steps track writes there)
 
     def __repr__(self):
         return (f"<gt.Variable '{self.name}' shape={tuple(self._value.shape)} "

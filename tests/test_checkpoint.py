@@ -356,3 +356,16 @@ def test_reading_checkpoints_by_name_and_moving_averages(tmp_path):
     np.testing.assert_allclose(ema.average(w).numpy(), [0.307692, 0.615385], atol=1e-6)
     assert ema.average_name(v) == "Variable/ExponentialMovingAverage"
     assert gt.Variable(1.0, name="dense/kernel").path == "dense/kernel"
+
+
+def test_a_checkpoint_path_means_its_safetensors_file_when_both_exist(tmp_path):
+    w = gt.Variable([5.0, 5.0])
+    ckpt = gt.train.Checkpoint(w=w)
+    ckpt.write(str(tmp_path / "ckpt-1"))                 # a bare file of that name
+    w.assign([7.0, 7.0])
+    manager = gt.train.CheckpointManager(ckpt, tmp_path, 1)
+    path = manager.save()
+    w.assign([0.0, 0.0])
+    ckpt.restore(manager.latest_checkpoint)
+    np.testing.assert_array_equal(w.numpy(), [7.0, 7.0])
+    assert path == manager.latest_checkpoint and manager.save().endswith("ckpt-2")

@@ -1352,3 +1352,22 @@ def test_tensor_spec_input_signatures_and_module():
     m = Scale()
     assert m(gt.constant(3.0)).numpy() == 6.0 and m(1.5).numpy() == 3.0
     assert m.name == "scale" and len(m.variables) == 2 and m.trainable_variables == [m.w]
+
+
+def test_every_variable_write_goes_through_the_hook_captured_steps_track():
+    # (a CUDA-graph capture copies the values a step assigned into the recorded buffers; it
+    # finds them through Variable._set, so optimizer updates, slots and step counts, moving
+    # statistics, sliced and scattered assignment must all pass there)
+    from gradtape.capture import _track_assignments
+    v = gt.Variable(np.ones(2, np.float32), constraint=lambda t: t)
+    opt = gt.optimizers.Adam(0.1)
+    bn = gt.keras.layers.BatchNormalization()
+    bn(gt.ones((4, 2)), training=True)
+    record = {}
+    with _track_assignments(record):
+        opt.apply_gradients([(gt.constant([1.0, 1.0]), v)])
+        bn(gt.ones((4, 2)), training=True)
+        v[0].assign(3.0)
+    tracked = {var.name for var, _ in record.values()}
+    assert v.name in tracked and opt.iterations.name in tracked
+    assert bn.moving_mean.name in tracked and bn.moving_variance.name in tracked

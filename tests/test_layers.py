@@ -322,3 +322,14 @@ def test_constant_initializer_takes_arrays_that_broadcast():
     assert initializers.Constant(table).get_config()["value"][1] == [0.3, 0.4, 0.5]
     with pytest.raises(ValueError, match=r"Constant: a value of shape \(2,\) cannot fill"):
         initializers.Constant([1.0, 2.0])((3, 3))
+
+
+def test_a_call_that_requires_training_gets_inference_when_none_is_set():
+    class Req(layers.Layer):
+        def call(self, x, training):
+            return x * (2.0 if training else 1.0)
+    x = np.ones((2, 3), np.float32)
+    assert float(gt.reduce_sum(Req()(x))) == 6.0
+    assert float(gt.reduce_sum(gt.keras.Sequential([Req()])(x))) == 6.0
+    assert float(gt.reduce_sum(Req()(x, training=True))) == 12.0
+    assert not gt.TensorShape(None)
