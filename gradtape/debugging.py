@@ -274,23 +274,6 @@ def is_numeric_tensor(tensor) -> bool:
     return isinstance(tensor, Tensor) and tensor._value.dtype.kind in "fiuc"
 
 
-def is_non_decreasing(x, name=None):
-    from .ops.reduce import reduce_all
-    t = _t(x, "is_non_decreasing")
-    flat = t._value.reshape(-1)
-    from .tensor import Tensor
-    diff = Tensor(flat[1:] >= flat[:-1], t._device)
-    return reduce_all(diff)
-
-
-def is_strictly_increasing(x, name=None):
-    from .ops.reduce import reduce_all
-    t = _t(x, "is_strictly_increasing")
-    flat = t._value.reshape(-1)
-    from .tensor import Tensor
-    return reduce_all(Tensor(flat[1:] > flat[:-1], t._device))
-
-
 def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
     """Check tensors' shapes against symbolic specs, as ``tf.debugging.assert_shapes``:
 
@@ -330,3 +313,7 @@ def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
                                  f"dimension '{s}' is {first[0]} in tensor {first[1]} but {d} "
                                  f"in tensor {k} (axis {axis})")
             sizes.setdefault(s, (d, k))
+
+
+# (the same functions as gt.math's)
+from .ops.extra import is_non_decreasing, is_strictly_increasing  # noqa: E402

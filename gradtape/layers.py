@@ -1698,11 +1698,15 @@ class Conv2D(Layer):
         return _bias_activation(self, y)
 
     def get_config(self):
-        return {**super().get_config(), "filters": self.filters,
-                "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate,
-                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+        return {**super().get_config(), **_conv_config(self)}
+
+
+def _conv_config(layer) -> dict:
+    """The config entries every N-D convolution layer (Conv2D, Conv3D, ...) shares."""
+    return {"filters": layer.filters, "kernel_size": layer.kernel_size,
+            "strides": layer.strides, "padding": layer.padding,
+            "data_format": layer.data_format, "dilation_rate": layer.dilation_rate,
+            "activation": _activation_name(layer.activation), "use_bias": layer.use_bias}
 
 
 class Conv1D(Layer):

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layers import (InputSpec, Layer, _GlobalPool2D, _activation_name, _data_format,
-                     _kernel_options, _linear, _padding, _positive_int)
+from .layers import (InputSpec, Layer, _GlobalPool2D, _activation_name, _conv_config,
+                     _data_format, _kernel_options, _linear, _padding, _positive_int)
 from .ops import shape as _sh
 from .tensor import Tensor
 
@@ -134,11 +134,7 @@ class Conv3D(Layer):
         return _add_bias_activation(self, y)
 
     def get_config(self):
-        return {**super().get_config(), "filters": self.filters,
-                "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate,
-                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+        return {**super().get_config(), **_conv_config(self)}
 
 
 class Conv3DTranspose(Layer):
@@ -212,11 +208,8 @@ class Conv3DTranspose(Layer):
         return _add_bias_activation(self, y)
 
     def get_config(self):
-        return {**super().get_config(), "filters": self.filters,
-                "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "data_format": self.data_format,
-                "output_padding": self.output_padding, "dilation_rate": self.dilation_rate,
-                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+        return {**super().get_config(), **_conv_config(self),
+                "output_padding": self.output_padding}
 
 
 class _Pool3D(Layer):

@@ -243,11 +243,11 @@ class _AffineLayer(_RandomImageLayer):
                  fill_value=0.0, data_format=None, name=None, **kwargs):
         super().__init__(seed=seed, data_format=data_format, name=name, **kwargs)
         if fill_mode not in _FILL_MODES:
-            raise NotImplementedError(f"{type(self).__name__}: Unknown `fill_mode` "
-                                      f"{fill_mode}. Expected of one {_FILL_MODES}.")
+            raise ValueError(f"{type(self).__name__}: Unknown `fill_mode` {fill_mode}. "
+                             f"Expected of one {_FILL_MODES}.")
         if interpolation not in _INTERPOLATIONS:
-            raise NotImplementedError(f"{type(self).__name__}: Unknown `interpolation` "
-                                      f"{interpolation}. Expected of one {_INTERPOLATIONS}.")
+            raise ValueError(f"{type(self).__name__}: Unknown `interpolation` "
+                             f"{interpolation}. Expected of one {_INTERPOLATIONS}.")
         self.fill_mode = fill_mode
         self.interpolation = interpolation
         self.fill_value = fill_value

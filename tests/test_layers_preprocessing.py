@@ -157,7 +157,7 @@ def test_random_affine_layer_configs_and_factor_errors():
         RandomRotation(1.5)
     with pytest.raises(ValueError, match=r"in the range \(-1.0, 1.0\]"):
         RandomZoom((-1.0, 0.2))
-    with pytest.raises(NotImplementedError, match="Unknown `fill_mode`"):
+    with pytest.raises(ValueError, match="Unknown `fill_mode`"):
         RandomTranslation(0.1, 0.1, fill_mode="mirror")
 
 

@@ -735,15 +735,13 @@ def _one_hot_fwd(xp, indices, depth, on, off, axis, dtype):
 _one_hot = defop("one_hot", _one_hot_fwd, nondiff=True)
 
 
-class _HostDtype:
-    """What a tensor of ``value`` would hold (TF's default dtypes), worked out on the host."""
-
-    def __init__(self, value):
-        from ..tensor import _infer_host
-        self._value = _infer_host(value, None)
-
-
-_as_tensor_of = _HostDtype
+def _dtype_of(value):
+    """The dtype a tensor of ``value`` has or would have (TF's defaults), worked out on the
+    host (no upload)."""
+    if isinstance(value, Tensor):
+        return value._value.dtype
+    from ..tensor import _infer_host
+    return _infer_host(value, None).dtype
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -755,8 +753,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         dt = np_dtype(dtype)
     else:       # as TF: the dtype of on_value, else of off_value, else float32
         given = on_value if on_value is not None else off_value
-        dt = np.dtype(np.float32) if given is None else \
-            (given if isinstance(given, Tensor) else _as_tensor_of(given))._value.dtype
+        dt = np.dtype(np.float32) if given is None else _dtype_of(given)
     on = 1 if on_value is None else (on_value.numpy() if isinstance(on_value, Tensor) else on_value)
     off = 0 if off_value is None else (off_value.numpy() if isinstance(off_value, Tensor)
                                        else off_value)
@@ -804,7 +801,7 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     s = start.numpy() if isinstance(start, Tensor) else start
     e = stop.numpy() if isinstance(stop, Tensor) else stop
     # as TF: start's dtype; integer starts (a Python int too) give float64
-    sdt = (start if isinstance(start, Tensor) else _as_tensor_of(start))._value.dtype
+    sdt = _dtype_of(start)
     dt = sdt if sdt.kind == "f" else np.dtype(np.float64)
     dev = current_device()
     if np.ndim(s) == 0 and np.ndim(e) == 0 and axis not in (0, -1):
