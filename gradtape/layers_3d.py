@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layers import (InputSpec, Layer, _GlobalPool2D, _activation_name, _conv_config,
+from .layers import (InputSpec, Layer, _GlobalPool2D, _conv_config,
                      _data_format, _kernel_options, _linear, _padding, _positive_int)
 from .ops import shape as _sh
 from .tensor import Tensor
