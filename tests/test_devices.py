@@ -351,6 +351,17 @@ def test_strict_namespace_serves_only_what_cupy_has():
     assert dev.xp.linalg.norm(a).shape == () and dev.xp.errstate is np.errstate
 
 
+def test_strict_namespace_refuses_keywords_cupy_lacks():
+    """A keyword NumPy takes and CuPy's function does not (``sum(initial=)``) is refused on
+    the strict device; the keywords CuPy has pass."""
+    pytest.importorskip("cupy")
+    dev = gt.get_device("strict:0")
+    a = dev.xp.ones(3, dtype=np.float32)
+    with pytest.raises(TypeError, match="xp.sum: CuPy's sum takes no keyword 'initial'"):
+        dev.xp.sum(a, initial=1.0)
+    assert dev.xp.sum(a, axis=0, keepdims=True, dtype=np.float64).shape == (1,)
+
+
 def test_strict_device_catches_an_op_that_takes_a_host_array():
     op = _leaky_forward_op()
     with gt.device("cpu"):

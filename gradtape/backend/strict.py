@@ -31,6 +31,7 @@ a backward pass), not a stand-in for GPU numerics.
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import types
@@ -583,6 +584,21 @@ def _cupy_namespace(prefix):
     return mod
 
 
+def _cupy_keywords(prefix, name):
+    """The keyword names CuPy's ``prefix.name`` accepts, or None where that is unknown (no
+    CuPy, a compiled function without a signature, or ``**kwargs``)."""
+    mod = _cupy_namespace(prefix)
+    func = getattr(mod, name, None) if mod is not None else None
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
 class StrictNamespace:
     """``device.xp`` of a strict device: NumPy's names, on strict arrays only. Where CuPy is
     installed, only the names CuPy also has: an op using a NumPy function CuPy lacks fails
@@ -628,8 +644,13 @@ class StrictNamespace:
 
     def _function(self, func, name):
         device = self._device
+        accepts = _cupy_keywords(self._prefix, name)
 
         def call(*args, **kwargs):
+            if accepts is not None and kwargs and not accepts.issuperset(kwargs):
+                raise TypeError(f"{self._prefix}.{name}: CuPy's {name} takes no keyword "
+                                f"{sorted(set(kwargs) - accepts)[0]!r}, so this call would "
+                                f"fail on a GPU")
             return _call(func, name, device, args, kwargs)
         call.__name__ = name
         call.__doc__ = func.__doc__
