@@ -63,6 +63,7 @@ tensor_kind(PyObject *o)
     return k;
 }
 
+static PyObject *S_complex_view;
 static PyObject *S_dtype, *S_kind, *S_xp, *S_needs_switch, *S_state, *S_tracked, *S_entries,
     *S_shape;
 
@@ -528,9 +529,10 @@ record_general(OpFlags *f, PyObject *tape, PyObject *args, PyObject *out, PyObje
     return r;
 }
 
-/* Record a float output: track its id and append the entry (op, attrs, in_ids, saved,
- * shapes, (out_id,), outs, device, vals) to the tape. The parts are borrowed; NULL parts
- * (a failed build) give -1. An output that is not floating is not recorded: 0. */
+/* Record a float or complex output: track its id and append the entry (op, attrs, in_ids,
+ * saved, shapes, (out_id,), outs, device, vals) to the tape; a complex output records the
+ * op's complex_view (its rule conjugated). The parts are borrowed; NULL parts (a failed
+ * build) give -1. Any other output is not recorded: 0. */
 static int
 append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyObject *in_ids,
              PyObject *saved, PyObject *shapes, PyObject *out, PyObject *vals)
@@ -538,8 +540,11 @@ append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyO
     if (in_ids == NULL || saved == NULL || shapes == NULL || vals == NULL)
         return -1;   /* (the failed build set the error) */
     int k = array_kind(SLOT(out, OFF_VALUE), NULL);
-    if (k != 'f')
+    if (k != 'f' && k != 'c')
         return k < 0 ? -1 : 0;
+    PyObject *op = k == 'c' ? PyObject_GetAttr(f->op, S_complex_view) : Py_NewRef(f->op);
+    if (op == NULL)
+        return -1;
     PyObject *oid = SLOT(out, OFF_ID);
     PyObject *out_ids = PyTuple_Pack(1, oid);
     PyObject *outs = f->save_out ? PyTuple_Pack(1, out) : Py_NewRef(Py_None);
@@ -549,7 +554,7 @@ append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyO
     if (entries != NULL && !PyList_Check(entries))
         PyErr_SetString(PyExc_TypeError, "_speedups: tape._entries is not a list");
     else if (out_ids != NULL && outs != NULL && entries != NULL) {
-        entry = PyTuple_Pack(9, f->op, attrs, in_ids, saved, shapes, out_ids, outs,
+        entry = PyTuple_Pack(9, op, attrs, in_ids, saved, shapes, out_ids, outs,
                              SLOT(out, OFF_DEVICE), vals);
         if (entry != NULL && PySet_Add(tracked, oid) == 0 && PyList_Append(entries, entry) == 0)
             rc = 0;
@@ -558,6 +563,7 @@ append_entry(PyObject *tape, PyObject *tracked, OpFlags *f, PyObject *attrs, PyO
     Py_XDECREF(entries);
     Py_XDECREF(outs);
     Py_XDECREF(out_ids);
+    Py_DECREF(op);
     return rc;
 }
 
@@ -2469,6 +2475,7 @@ PyInit__speedups(void)
 #define INTERN(var, s) if ((var = PyUnicode_InternFromString(s)) == NULL) return NULL
     INTERN(S_dtype, "dtype");
     INTERN(S_kind, "kind");
+    INTERN(S_complex_view, "complex_view");
     INTERN(S_xp, "xp");
     INTERN(S_needs_switch, "needs_switch");
     INTERN(S_state, "state");

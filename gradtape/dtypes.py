@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
-           "int64", "uint8", "bool"]
+           "int64", "uint8", "bool", "complex64", "complex128"]
 
 
 class DType:
@@ -28,6 +28,15 @@ class DType:
     @property
     def is_floating(self) -> bool:
         return self.np.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.np.kind == "c"
+
+    @property
+    def real_dtype(self) -> "DType":
+        """The dtype of the real and imaginary parts (the dtype itself when real)."""
+        return as_dtype(self.np.type(0).real.dtype) if self.is_complex else self
 
     @property
     def is_integer(self) -> bool:
@@ -78,10 +87,13 @@ int32 = DType(np.int32)
 int64 = DType(np.int64)
 uint8 = DType(np.uint8)
 bool = DType(np.bool_)  # noqa: A001 - TensorFlow's name
+complex64 = DType(np.complex64)
+complex128 = DType(np.complex128)
 half = float16
 double = float64
 
-_BY_NP = {d.np: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool)}
+_BY_NP = {d.np: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool,
+                            complex64, complex128)}
 
 
 def as_dtype(value) -> DType:

@@ -73,7 +73,7 @@ class ForwardAccumulator:
                                  "multiple times. This may indicate an error. If it was "
                                  "intended, please sum the corresponding tangents.")
             seen.add(p._id)
-            if p._value.dtype.kind != "f":
+            if p._value.dtype.kind not in "fc":
                 _log.warning("The dtype of the watched primal must be floating (e.g. "
                              "gt.float32), got %s", p.dtype.name)
                 continue
@@ -243,9 +243,9 @@ def push_tangents(accumulators, op, args, result, attrs):
             continue
         if op.multi:
             for o, t in zip(result, out_tangents):
-                if t is not None and o._value.dtype.kind == "f":
+                if t is not None and o._value.dtype.kind in "fc":
                     acc._set(o, t)
-        elif result._value.dtype.kind == "f":
+        elif result._value.dtype.kind in "fc":
             acc._set(result, out_tangents)
 
 
@@ -339,11 +339,16 @@ def _transposed_tangents(op, args, result, attrs, tangents):
     with dev.activate():
         dummies = [Tensor(dev.xp.ones(o._value.shape, dtype=o._value.dtype), dev)
                    for o in outs]
+    # With complex values the rule (TensorFlow's convention) is the adjoint of the tangent
+    # map under Re<a, b>; the tape's gradient of it is that adjoint's adjoint: the map itself.
+    if any(v._value.dtype.kind == "c" for v in outs) or any(
+            isinstance(a, Tensor) and a._value.dtype.kind == "c" for a in args):
+        op = op.complex_view
     ins = tuple(_snapshot(a) if type(a) is Variable else a for a in args)
     needs = tuple(t is not None for t in tangents)
     tape = GradientTape(watch_accessed_variables=False)
     with tape:
-        tape.watch([d for d in dummies if d._value.dtype.kind == "f"])
+        tape.watch([d for d in dummies if d._value.dtype.kind in "fc"])
         g = tuple(dummies) if op.multi else dummies[0]
         in_grads = op.vjp(diff_ops, needs, g, result, *ins, **attrs) if attrs else \
             op.vjp(diff_ops, needs, g, result, *ins)

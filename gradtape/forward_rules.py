@@ -114,7 +114,62 @@ def _sqrt_jvp(ops, t, ans, x):
 
 
 def _abs_jvp(ops, t, ans, x):
+    if _kind(x) == "c":      # d|z| = real(conj(z) dz) / |z| (0 at 0)
+        num = ops.real(ops.conj(x) * t[0])
+        return ops.where(ans == 0, 0, num / ops.where(ans == 0, 1, ans))
     return t[0] * ops.sign(x)
+
+
+def _kind(v):
+    return getattr(v, "_value", v).dtype.kind
+
+
+def _tan_jvp(ops, t, ans, x):
+    return t[0] * (1 + ans * ans)
+
+
+def _sinh_jvp(ops, t, ans, x):
+    return t[0] * ops.cosh(x)
+
+
+def _cosh_jvp(ops, t, ans, x):
+    return t[0] * ops.sinh(x)
+
+
+def _rsqrt_jvp(ops, t, ans, x):
+    return ops.where(t[0] == 0, 0, t[0] * (-0.5 * ans * ans * ans))
+
+
+def _reciprocal_jvp(ops, t, ans, x):
+    return ops.where(t[0] == 0, 0, -t[0] * ans * ans)
+
+
+# between real and complex values (linear, except angle)
+def _real_jvp(ops, t, ans, x):
+    return ops.real(t[0])
+
+
+def _imag_jvp(ops, t, ans, x):
+    return ops.imag(t[0]) if _kind(x) == "c" else None
+
+
+def _conj_jvp(ops, t, ans, x):
+    return ops.conj(t[0])
+
+
+def _angle_jvp(ops, t, ans, x):
+    # d arg(z) = imag(dz / z) = imag(conj(z) dz) / |z|^2
+    if _kind(x) != "c":
+        return None
+    num = ops.imag(ops.conj(x) * t[0])
+    den = ops.real(ops.conj(x) * x)
+    return num / ops.where(den == 0, 1, den)
+
+
+def _complex_jvp(ops, t, ans, re, im, dtype):
+    zero_re = t[0] if t[0] is not None else ops.zeros_like(t[1])
+    zero_im = t[1] if t[1] is not None else ops.zeros_like(t[0])
+    return ops.complex(zero_re, zero_im, dtype=dtype)
 
 
 def _sin_jvp(ops, t, ans, x):
@@ -142,7 +197,7 @@ def _identity_jvp(ops, t, ans, x):
 
 
 def _cast_jvp(ops, t, ans, x, dtype, src):
-    if np.dtype(src).kind != "f" or np.dtype(dtype).kind != "f":
+    if np.dtype(src).kind not in "fc" or np.dtype(dtype).kind not in "fc":
         return None
     return ops.cast(t[0], dtype=dtype, src=src)
 
@@ -214,6 +269,16 @@ FORWARD_RULES = {
     "sigmoid": _sigmoid_jvp,
     "sqrt": _sqrt_jvp,
     "abs": _abs_jvp,
+    "tan": _tan_jvp,
+    "sinh": _sinh_jvp,
+    "cosh": _cosh_jvp,
+    "rsqrt": _rsqrt_jvp,
+    "reciprocal": _reciprocal_jvp,
+    "real": _real_jvp,
+    "imag": _imag_jvp,
+    "conj": _conj_jvp,
+    "angle": _angle_jvp,
+    "complex": _complex_jvp,
     "sin": _sin_jvp,
     "cos": _cos_jvp,
     "log1p": _log1p_jvp,

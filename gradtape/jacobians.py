@@ -187,6 +187,9 @@ _BATCHED_OPS: dict = {}
 
 
 def _batched_op(op: Op) -> Op | None:
+    if op.conjugate_of is not None:      # a complex view: the view of the batched rule
+        batched = _batched_op(op.conjugate_of)
+        return None if batched is None else batched.complex_view
     make = _BATCHED_RULES.get(op.name)
     if make is None or op.vjp is None or not op.save_inputs:
         return None

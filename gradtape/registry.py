@@ -27,10 +27,12 @@ class InvalidArgumentError(ValueError):
 
 class Op:
     __slots__ = ("name", "forward", "vjp", "jvp", "save_inputs", "save_output", "broadcasts",
-                 "multi", "nondiff", "batch_rule")
+                 "multi", "nondiff", "batch_rule", "complex_rule", "_complex_view",
+                 "conjugate_of")
 
     def __init__(self, name, forward, vjp=None, *, jvp=None, save_inputs=True, save_output=True,
-                 broadcasts=False, multi=False, nondiff=False, batch_rule=True):
+                 broadcasts=False, multi=False, nondiff=False, batch_rule=True,
+                 complex_rule=False):
         self.name = name
         self.forward = forward
         self.vjp = vjp
@@ -43,9 +45,45 @@ class Op:
         # True when the rule also works on a cotangent with an extra leading batch axis
         # (used by the vectorised Jacobian).
         self.batch_rule = batch_rule
+        # True when the rule itself follows TensorFlow's convention for complex values (ops
+        # between real and complex: real, imag, abs, angle, complex, cast ...); the others are
+        # holomorphic or linear and go through complex_view on complex values.
+        self.complex_rule = complex_rule
+        self._complex_view = self if complex_rule else None
+        self.conjugate_of = None    # on a complex view: the op whose rule it conjugates
+
+    @property
+    def complex_view(self) -> "Op":
+        """The op as recorded when it produces a complex value. A rule written for real
+        values computes ``g * f'(z)``; TensorFlow's gradient of a holomorphic ``f`` is
+        ``g * conj(f'(z))`` (for a real loss: ``dL/dx + i dL/dy``), which is
+        ``conj(rule(conj(g)))``, so the view wraps the rule in two conjugations."""
+        view = self._complex_view
+        if view is None:
+            view = self._complex_view = _conjugated(self)
+        return view
 
     def __repr__(self):
         return f"Op({self.name!r})"
+
+
+def _conjugated(op: Op) -> Op:
+    """``op`` with its rule conjugated on both sides (not registered: the same name)."""
+    vjp = op.vjp
+
+    def conj_vjp(ops, needs, g, ans, *args, **attrs):
+        conj = ops.conj
+        grads = vjp(ops, needs, _map(conj, g), ans, *args, **attrs)
+        return tuple([None if gi is None else conj(gi) for gi in grads])
+    view = Op(op.name, op.forward, None if vjp is None else conj_vjp, jvp=op.jvp,
+              save_inputs=op.save_inputs, save_output=op.save_output, broadcasts=op.broadcasts,
+              multi=op.multi, nondiff=op.nondiff, batch_rule=op.batch_rule, complex_rule=True)
+    view.conjugate_of = op
+    return view
+
+
+def _map(fn, g):
+    return tuple([fn(x) for x in g]) if type(g) is tuple else fn(g)
 
 
 def defop(name, forward, vjp=None, **options) -> Op:

@@ -60,7 +60,11 @@ def record_unary(op, x, out, attrs, v):
         return _slow_path(op, (x,), out, attrs, (v,))
     tracked = tapes[0]._tracked
     i0 = x._id
-    if i0 in tracked and out._value.dtype.kind == "f":
+    if i0 in tracked and out._value.dtype.kind != "f":
+        if out._value.dtype.kind == "c":
+            record(tapes, op, (x,), out, attrs, (v,))
+        return
+    if i0 in tracked:
         tracked.add(out._id)
         save = op.save_inputs
         tapes[0]._entries.append((op, attrs, (i0,), (x,) if save else None, None, (out._id,),
@@ -82,7 +86,11 @@ def record_binary(op, x, y, out, attrs, xv, yv):
     tracked = tapes[0]._tracked
     i0 = x._id
     i1 = y._id if type(y) is Tensor else 0
-    if (i0 in tracked or i1 in tracked) and out._value.dtype.kind == "f":
+    if (i0 in tracked or i1 in tracked) and out._value.dtype.kind != "f":
+        if out._value.dtype.kind == "c":
+            record(tapes, op, (x, y), out, attrs, (xv, yv))
+        return
+    if i0 in tracked or i1 in tracked:
         tracked.add(out._id)
         save = op.save_inputs
         shapes = None if save or not op.broadcasts else (xv.shape, yv.shape if i1 else None)
@@ -118,13 +126,18 @@ def record(tapes, op, args, result, attrs, vals=None):
         if entry is None:
             if op.multi:
                 outs = result
-                out_ids = [o._id for o in outs if o._value.dtype.kind == "f"]
+                out_ids = [o._id for o in outs if o._value.dtype.kind in "fc"]
                 if not out_ids:
                     return
                 out_ids_all = tuple([o._id for o in outs])
+                if any(o._value.dtype.kind == "c" for o in outs):
+                    op = op.complex_view
             else:
-                if result._value.dtype.kind != "f":
-                    return
+                kind = result._value.dtype.kind
+                if kind != "f":
+                    if kind != "c":
+                        return
+                    op = op.complex_view
                 outs = (result,)
                 out_ids = out_ids_all = (result._id,)
             n = len(args)
@@ -431,7 +444,7 @@ class GradientTape:
 
     # --- watching -----------------------------------------------------------------------
     def _watch_variable(self, var) -> bool:
-        if var._value.dtype.kind != "f":
+        if var._value.dtype.kind not in "fc":
             return False
         if var._id not in self._tracked:
             self._tracked.add(var._id)
@@ -447,11 +460,12 @@ class GradientTape:
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: passed in {t!r} of type "
                                  f"{type(t).__name__}, which is not a Tensor or Variable")
-            if t._value.dtype.kind != "f":
+            if t._value.dtype.kind not in "fc":
                 _log.warning("The dtype of the watched tensor must be floating (e.g. "
                              "gt.float32), got %s", t.dtype.name)
                 warnings.warn(f"GradientTape.watch: the watched tensor has dtype "
-                              f"{t.dtype.name}; only floating tensors get gradients",
+                              f"{t.dtype.name}; only floating and complex tensors get "
+                              "gradients",
                               RuntimeWarning, stacklevel=2)
                 continue
             if stopped:
@@ -553,12 +567,12 @@ class GradientTape:
             differentiable = self._differentiable_now()
             seeds = {}
             for t, og in zip(flat_targets, flat_og):
-                if t._value.dtype.kind != "f":
+                if t._value.dtype.kind not in "fc":
                     continue
                 seed = _seed(t, og, differentiable)
                 prev = seeds.get(t._id)
                 seeds[t._id] = seed if prev is None else prev + seed
-            source_ids = [s._id for s in flat_sources if s._value.dtype.kind == "f"]
+            source_ids = [s._id for s in flat_sources if s._value.dtype.kind in "fc"]
             # When the sources include every watched tensor, everything tracked is
             # reachable from them and the pruning pass can be skipped.
             reach = self._tracked if self._roots.issubset(source_ids) else None

@@ -43,13 +43,18 @@ def operand(opname: str, v, ref: Tensor):
     kind = ref._value.dtype.kind
     tv = type(v)
     if tv is float:
-        if kind == "f":
+        if kind == "f" or kind == "c":
             return v
         raise TypeError(f"{opname}: cannot convert {v!r} to a tensor of dtype "
                         f"{dtype_name(ref)} (the other operand)")
     if tv is int:
-        if kind in "fiu":
+        if kind in "fiuc":
             return v
+    if tv is complex:
+        if kind == "c":
+            return v
+        raise TypeError(f"{opname}: cannot convert {v!r} to a tensor of dtype "
+                        f"{dtype_name(ref)} (the other operand)")
     if isinstance(v, np.generic) and v.dtype.kind in "fiu" and kind in "fiu":
         if v.dtype.kind == "f" and kind != "f":
             raise TypeError(f"{opname}: cannot convert {v!r} to a tensor of dtype "
@@ -70,8 +75,9 @@ def operand(opname: str, v, ref: Tensor):
         except Exception as exc:
             raise TypeError(f"{opname}: cannot convert {type(v).__name__} to a tensor "
                             f"({exc})") from exc
-        if host.dtype.kind not in "fiub":
-            raise TypeError(f"{opname}: cannot convert {type(v).__name__} {v!r} to a tensor")
+        if host.dtype.kind not in ("fiubc" if dt.kind == "c" else "fiub"):
+            raise TypeError(f"{opname}: cannot convert {type(v).__name__} {v!r} to a tensor"
+                            f"{' of dtype ' + dtype_name(ref) if host.dtype.kind == 'c' else ''}")
         if host.dtype.kind == "f" and dt.kind in "iub":
             raise TypeError(f"{opname}: cannot convert float values to a tensor of dtype "
                             f"{dtype_name(ref)} (the other operand)")

@@ -141,17 +141,22 @@ def stop_gradient(input, name=None) -> Tensor:
 
 
 def _cast_fwd(xp, x, dtype):
-    return x.astype(dtype, copy=False) if x.dtype != dtype else x
+    if x.dtype == dtype:
+        return x
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real                  # complex to real keeps the real part, as TF
+    return x.astype(dtype, copy=False)
 
 
 def _cast_vjp(ops, needs, g, ans, x, dtype, src):
-    if np.dtype(src).kind != "f":
+    # between floating and complex types (a complex gradient to a real source: its real part)
+    if np.dtype(src).kind not in "fc":
         return (None,)
     return (ops.cast(g, dtype=src, src=g.dtype),)
 
 
 _cast = defop("cast", lambda xp, x, dtype, src: _cast_fwd(xp, x, dtype), _cast_vjp,
-              save_inputs=False, save_output=False)
+              save_inputs=False, save_output=False, complex_rule=True)
 
 
 def cast(x, dtype, name=None) -> Tensor:

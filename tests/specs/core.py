@@ -16,6 +16,17 @@ def _un(name, fn, ops=None, domain=normal, shapes=UNARY, **kw):
     return Spec(name, fn, shapes, ops=ops or (name,), domain=domain, **kw)
 
 
+def _cplx(x, y):
+    """x + iy (y broadcast to x's shape when a number)."""
+    if not isinstance(y, gt.Tensor):
+        y = x * 0 + y
+    return gt.math.complex(x, y)
+
+
+def _ctype(x):
+    return gt.dtypes.complex128 if x.dtype == gt.float64 else gt.dtypes.complex64
+
+
 def _neq_pair(rng, shape):
     return distinct(rng, shape)
 
@@ -242,4 +253,24 @@ SPECS = [
     Spec("reverse", lambda x: gt.reverse(x, [1]) * x, [((3, 4),)], ops=("getitem",)),
     Spec("sum_to", lambda x: gt.reduce_sum((x + gt.zeros([2, 3, 4], dtype=x.dtype)) ** 2),
          [((3, 1),)], ops=("sum_to",)),
+    # complex numbers: real inputs, complex values inside, real outputs (the complex parts
+    # of each op's rule, and the conjugated rules of the holomorphic ops, are all crossed)
+    _bin("complex", lambda x, y: gt.math.real(_cplx(x, y) * _cplx(y, x))
+         + gt.math.imag(gt.exp(_cplx(x, y))), ops=("complex", "real", "imag", "exp")),
+    _bin("conj", lambda x, y: gt.math.imag(gt.math.conj(_cplx(x, y)) * gt.sin(_cplx(y, x)))
+         + gt.abs(gt.math.conj(gt.tanh(_cplx(x, y)))), ops=("conj", "abs", "sin", "tanh")),
+    _bin("angle", lambda x, y: gt.math.angle(_cplx(x, y) * _cplx(y, 1.5 + x * 0)),
+         domain=away_from_zero, ops=("angle",), shapes=[((3, 4), (3, 4)), ((3, 1), (1, 4))]),
+    _bin("complex_holomorphic", lambda x, y: gt.math.real(
+        gt.sqrt(_cplx(x, y)) / _cplx(y, x) + gt.log(_cplx(x, y)) * gt.math.reciprocal(
+            gt.math.cosh(_cplx(y, x))) - gt.tan(_cplx(0.3 * x, 0.2 * y)) * gt.math.sinh(
+            _cplx(x, y)) + gt.math.rsqrt(_cplx(x, y)) + gt.cos(_cplx(x, y)) * gt.math.expm1(
+            _cplx(y, x)) + gt.math.log1p(_cplx(x, y))),
+         domain=positive, shapes=[((3, 4), (3, 4)), ((3, 1), (1, 4))],
+         ops=("sqrt", "divide", "log", "reciprocal", "cosh", "tan", "sinh", "rsqrt", "cos",
+              "expm1", "log1p")),
+    _bin("complex_linear", lambda x, y: gt.math.real(gt.reduce_sum(gt.matmul(
+        _cplx(x, y), gt.transpose(_cplx(y, x))), axis=1, keepdims=True) * _cplx(x, x))
+         + gt.cast(gt.cast(x, _ctype(x)) * _cplx(y, x), x.dtype),
+         shapes=[((3, 4), (3, 4))], ops=("matmul", "reduce_sum", "cast")),
 ]
