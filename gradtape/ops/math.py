@@ -21,6 +21,7 @@ __all__ = [
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
     "logical_or", "logical_not", "logical_xor", "is_nan", "is_inf", "is_finite", "add_n",
     "divide_no_nan", "atan", "asin", "acos", "sinh", "cosh", "log_sigmoid", "xlogy",
+    "real", "imag", "conj", "angle", "complex",
 ]
 
 
@@ -30,7 +31,7 @@ _new_tensor = object.__new__   # Tensor creation without the __init__ frame (hot
 # --- helpers to declare ops --------------------------------------------------------------
 
 def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_output=True,
-           quiet=False, nondiff=False, ufunc=None):
+           quiet=False, nondiff=False, ufunc=None, complex_ok=False, complex_rule=False):
     """Declare a one-input elementwise op; ``ufunc`` names the namespace function the forward
     is, so the fast path calls it without the forward's Python frame."""
     if quiet:
@@ -40,7 +41,8 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
             with _quiet(xp):
                 return _f(xp, x)
     op = defop(name, forward, vjp, save_inputs=save_inputs, save_output=save_output,
-               nondiff=nondiff)
+               nondiff=nondiff, complex_rule=complex_rule)
+    kinds = "fc" if complex_ok else "f"
 
     def fn(x, name=None):
         if type(x) is Tensor:
@@ -60,8 +62,9 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
                 return out
         else:
             x = as_tensor(x, op.name)
-        if float_only and x._value.dtype.kind != "f":
-            raise TypeError(f"{op.name}: expected a floating-point tensor, got {dtype_name(x)}")
+        if float_only and x._value.dtype.kind not in kinds:
+            raise TypeError(f"{op.name}: expected a floating-point"
+                            f"{' or complex' if complex_ok else ''} tensor, got {dtype_name(x)}")
         return apply1(op, x)
     fn.__name__ = fn.__qualname__ = name
     if _speedups is not None and ufunc and not quiet:
@@ -174,7 +177,7 @@ def divide(x, y, name=None):
     """``x / y``; integer tensors are divided as floats (float64), as TensorFlow does."""
     x, y = binary("divide", x, y)
     ref = x if isinstance(x, Tensor) else y
-    if ref._value.dtype.kind != "f":
+    if ref._value.dtype.kind not in "fc":
         from .core import cast
         import numpy as np
         dt = np.float64 if ref._value.dtype.itemsize > 2 else np.float32
@@ -196,18 +199,27 @@ _neg, negative = _unary("negative", lambda xp, x: -x, _neg_vjp, float_only=False
 
 
 def _abs_vjp(ops, needs, g, ans, x):
+    if _kind(x) == "c":    # TensorFlow's: g * x / |x|, 0 at 0
+        r = ops.abs(x)
+        unit = x / ops.cast(ops.where(r == 0, 1, r), dtype=x.dtype, src=r.dtype)
+        return (ops.cast(g, dtype=x.dtype, src=g.dtype) * unit,)
     return (g * ops.sign(x),)
 
 
+def _kind(v):
+    """The dtype kind of a raw array or a tensor."""
+    return getattr(v, "_value", v).dtype.kind
+
+
 _abs, abs = _unary("abs", lambda xp, x: xp.abs(x), _abs_vjp, float_only=False,
-                   save_inputs=True, save_output=False, ufunc="abs")
+                   save_inputs=True, save_output=False, ufunc="abs", complex_rule=True)
 _sign, sign = _unary("sign", lambda xp, x: xp.sign(x),
                      lambda ops, needs, g, ans, x: (ops.zeros_like(g),), float_only=False,
                      save_output=False, ufunc="sign")
 _exp, exp = _unary("exp", lambda xp, x: xp.exp(x), lambda ops, needs, g, ans, x: (g * ans,),
-                   quiet=True)
+                   quiet=True, complex_ok=True)
 _log, log = _unary("log", lambda xp, x: xp.log(x), lambda ops, needs, g, ans, x: (g / x,),
-                   save_inputs=True, save_output=False, quiet=True)
+                   save_inputs=True, save_output=False, quiet=True, complex_ok=True)
 
 
 def _sqrt_vjp(ops, needs, g, ans, x):
@@ -215,7 +227,8 @@ def _sqrt_vjp(ops, needs, g, ans, x):
     return (ops.where(g == 0, 0, g * 0.5 / ans),)
 
 
-_sqrt, sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), _sqrt_vjp, quiet=True)
+_sqrt, sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), _sqrt_vjp, quiet=True,
+                     complex_ok=True)
 _square, square = _unary("square", lambda xp, x: x * x,
                          lambda ops, needs, g, ans, x: (g * (2 * x),), float_only=False,
                          save_inputs=True, save_output=False)
@@ -304,7 +317,8 @@ def where(condition, x=None, y=None, name=None):
 
 
 _tanh, tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
-                     lambda ops, needs, g, ans, x: (g * (1 - ans * ans),), ufunc="tanh")
+                     lambda ops, needs, g, ans, x: (g * (1 - ans * ans),), ufunc="tanh",
+                     complex_ok=True)
 
 
 def _sigmoid_fwd(xp, x):
@@ -320,12 +334,13 @@ _sigmoid, sigmoid = _unary("sigmoid", _sigmoid_fwd,
                            lambda ops, needs, g, ans, x: (g * (ans * (1 - ans)),))
 _sin, sin = _unary("sin", lambda xp, x: xp.sin(x),
                    lambda ops, needs, g, ans, x: (g * ops.cos(x),), save_inputs=True,
-                   save_output=False, ufunc="sin")
+                   save_output=False, ufunc="sin", complex_ok=True)
 _cos, cos = _unary("cos", lambda xp, x: xp.cos(x),
                    lambda ops, needs, g, ans, x: (-g * ops.sin(x),), save_inputs=True,
-                   save_output=False, ufunc="cos")
+                   save_output=False, ufunc="cos", complex_ok=True)
 _tan, tan = _unary("tan", lambda xp, x: xp.tan(x),
-                   lambda ops, needs, g, ans, x: (g * (1 + ans * ans),), ufunc="tan")
+                   lambda ops, needs, g, ans, x: (g * (1 + ans * ans),), ufunc="tan",
+                   complex_ok=True)
 _atan, atan = _unary("atan", lambda xp, x: xp.arctan(x),
                      lambda ops, needs, g, ans, x: (g / (1 + x * x),), save_inputs=True,
                      save_output=False, ufunc="arctan")
@@ -337,29 +352,32 @@ _acos, acos = _unary("acos", lambda xp, x: xp.arccos(x),
                      save_inputs=True, save_output=False, quiet=True)
 _sinh, sinh = _unary("sinh", lambda xp, x: xp.sinh(x),
                      lambda ops, needs, g, ans, x: (g * ops.cosh(x),), save_inputs=True,
-                     save_output=False, quiet=True)
+                     save_output=False, quiet=True, complex_ok=True)
 _cosh, cosh = _unary("cosh", lambda xp, x: xp.cosh(x),
                      lambda ops, needs, g, ans, x: (g * ops.sinh(x),), save_inputs=True,
-                     save_output=False, quiet=True)
+                     save_output=False, quiet=True, complex_ok=True)
 
 
 def _clip_fwd(xp, x, lo, hi):
-    return xp.minimum(xp.maximum(x, lo), hi)
+    # TensorFlow's composition max(min(x, hi), lo): with lo > hi every value becomes lo
+    return xp.maximum(xp.minimum(x, hi), lo)
 
 
 def _clip_vjp(ops, needs, g, ans, x, lo, hi):
-    below = x < lo
-    above = x > hi
-    return (ops.where(below | above, 0, g) if needs[0] else None,
-            ops.where(below, g, 0) if needs[1] else None,
-            ops.where(above, g, 0) if needs[2] else None)
+    # the gradients of that composition (ties pass to x, as minimum's and maximum's do)
+    under_hi = x <= hi
+    kept = ops.minimum(x, hi) >= lo
+    return (ops.where(under_hi, ops.where(kept, g, 0), 0) if needs[0] else None,
+            ops.where(kept, 0, g) if needs[1] else None,
+            ops.where(under_hi, 0, ops.where(kept, g, 0)) if needs[2] else None)
 
 
 _clip = defop("clip_by_value", _clip_fwd, _clip_vjp, broadcasts=True, save_output=False)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """Clip to ``[min, max]``; the gradient passes (as 1) at both bounds."""
+    """Clip to ``[min, max]`` (``max(min(t, max), min)``: all ``min`` when min > max); the
+    gradient passes (as 1) at both bounds."""
     t = as_tensor(t, "clip_by_value")
     lo = clip_value_min if isinstance(clip_value_min, Tensor) else operand(
         "clip_by_value", clip_value_min, t)
@@ -374,23 +392,26 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 _log1p, log1p = _unary("log1p", lambda xp, x: xp.log1p(x),
                        lambda ops, needs, g, ans, x: (g / (1 + x),), save_inputs=True,
-                       save_output=False, quiet=True)
+                       save_output=False, quiet=True, complex_ok=True)
 _expm1, expm1 = _unary("expm1", lambda xp, x: xp.expm1(x),
-                       lambda ops, needs, g, ans, x: (g * (ans + 1),), quiet=True)
+                       lambda ops, needs, g, ans, x: (g * (ans + 1),), quiet=True,
+                       complex_ok=True)
 
 
 def _rsqrt_vjp(ops, needs, g, ans, x):
     return (ops.where(g == 0, 0, g * (-0.5 * ans * ans * ans)),)
 
 
-_rsqrt, rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), _rsqrt_vjp, quiet=True)
+_rsqrt, rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), _rsqrt_vjp, quiet=True,
+                       complex_ok=True)
 
 
 def _recip_vjp(ops, needs, g, ans, x):
     return (ops.where(g == 0, 0, -g * ans * ans),)
 
 
-_recip, reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, _recip_vjp, quiet=True)
+_recip, reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, _recip_vjp, quiet=True,
+                            complex_ok=True)
 
 
 def _softplus_fwd(xp, x):
@@ -595,6 +616,108 @@ def add_n(inputs, name=None):
         total = add(total, t)
     return total
 
+
+
+# --- complex numbers ------------------------------------------------------------------------
+# Gradients follow TensorFlow: for a real loss L of z = x + iy the gradient is dL/dx + i dL/dy.
+# These rules cross between real and complex values, so they are written for that convention
+# themselves (complex_rule); holomorphic ops get it from Op.complex_view.
+
+def _complex_dtype(dt):
+    return np.complex128 if np.dtype(dt) == np.float64 else np.complex64
+
+
+def _real_fwd(xp, x):
+    return xp.real(x) if x.dtype.kind == "c" else x
+
+
+def _real_vjp(ops, needs, g, ans, x):
+    return (ops.cast(g, dtype=x.dtype, src=g.dtype),) if _kind(x) == "c" else (g,)
+
+
+def _imag_fwd(xp, x):
+    return xp.imag(x) if x.dtype.kind == "c" else xp.zeros_like(x)
+
+
+def _imag_vjp(ops, needs, g, ans, x):
+    if _kind(x) != "c":
+        return (None,)
+    return (ops.complex(ops.zeros_like(g), g, dtype=x.dtype),)
+
+
+def _conj_vjp(ops, needs, g, ans, x):
+    return (ops.conj(g),)
+
+
+def _angle_fwd(xp, x):
+    if x.dtype.kind == "c":
+        return xp.angle(x)
+    return xp.where(x < 0, np.pi, 0.0).astype(x.dtype)
+
+
+def _angle_vjp(ops, needs, g, ans, x):
+    # TensorFlow's: -g / (imag(x) + i real(x))
+    if _kind(x) != "c":
+        return (None,)
+    swapped = ops.complex(ops.imag(x), ops.real(x), dtype=x.dtype)
+    return (-ops.cast(g, dtype=x.dtype, src=g.dtype) / swapped,)
+
+
+def _complex_fwd(xp, re, im, dtype):
+    return (re.astype(dtype) + im.astype(dtype) * 1j).astype(dtype, copy=False)
+
+
+def _complex_vjp(ops, needs, g, ans, re, im, dtype):
+    return (ops.real(g) if needs[0] else None, ops.imag(g) if needs[1] else None)
+
+
+_real = defop("real", _real_fwd, _real_vjp, save_output=False, complex_rule=True)
+_imag = defop("imag", _imag_fwd, _imag_vjp, save_output=False, complex_rule=True)
+_conj = defop("conj", lambda xp, x: xp.conj(x) if x.dtype.kind == "c" else x, _conj_vjp,
+              save_inputs=False, save_output=False, complex_rule=True)
+_angle = defop("angle", _angle_fwd, _angle_vjp, save_output=False, complex_rule=True)
+_complex = defop("complex", _complex_fwd, _complex_vjp, save_inputs=False, save_output=False,
+                 broadcasts=True, complex_rule=True)
+
+
+def real(input, name=None):
+    """The real part of a complex tensor (a real tensor is returned as it is)."""
+    return apply1(_real, as_tensor(input, "real"))
+
+
+def imag(input, name=None):
+    """The imaginary part of a complex tensor (zeros for a real tensor)."""
+    return apply1(_imag, as_tensor(input, "imag"))
+
+
+def conj(x, name=None):
+    """The complex conjugate (a real tensor is returned as it is)."""
+    x = as_tensor(x, "conj")
+    if x._value.dtype.kind not in "fc":
+        raise TypeError(f"conj: expected a floating-point or complex tensor, got {dtype_name(x)}")
+    return apply1(_conj, x)
+
+
+def angle(input, name=None):
+    """The argument of each complex element, in (-pi, pi] (0 or pi for a real tensor)."""
+    x = as_tensor(input, "angle")
+    if x._value.dtype.kind not in "fc":
+        raise TypeError(f"angle: expected a floating-point or complex tensor, got "
+                        f"{dtype_name(x)}")
+    return apply1(_angle, x)
+
+
+def complex(real, imag, name=None):
+    """``real + i * imag``: float32 parts give complex64, float64 parts complex128."""
+    re, im = binary("complex", real, imag)     # (same dtypes, one device)
+    if not isinstance(re, Tensor):
+        re = Tensor(im._device.asarray(re, dtype=im._value.dtype), im._device)
+    if not isinstance(im, Tensor):
+        im = Tensor(re._device.asarray(im, dtype=re._value.dtype), re._device)
+    if re._value.dtype not in (np.float32, np.float64):
+        raise TypeError(f"complex: real and imag must be float32 or float64, got "
+                        f"{dtype_name(re)}")
+    return apply(_complex, (re, im), {"dtype": np.dtype(_complex_dtype(re._value.dtype))})
 
 
 # Python operators on tensors call the op functions directly (one frame less per op).
