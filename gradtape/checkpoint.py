@@ -362,7 +362,7 @@ class Checkpoint:
                         var_paths[v._id] = k
                 optimizers.extend(o)
         for name, opt in optimizers:
-            targets[f"{name}/iterations"] = opt.iterations
+            targets[f"{name}/iterations"] = opt._iterations
         return targets, optimizers, var_paths
 
     def _state(self):

@@ -959,6 +959,9 @@ class TrainingMixin:
                 cbs.on_epoch_end(epoch, logs)
                 if self.stop_training or getattr(train, "exhausted", False):
                     break
+            if int(epochs) > 0 and hasattr(self.optimizer, "finalize_variable_values"):
+                # with use_ema the moving averages become the weights, as Keras' fit does
+                self.optimizer.finalize_variable_values(self.trainable_variables)
             cbs.on_train_end(logs)
         finally:
             self._fitting = False

@@ -41,7 +41,8 @@ from .dtypes import as_dtype
 from .tensor import Tensor, Variable, _speedups, convert_to_tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
-           "Adadelta", "Ftrl", "Lion", "schedules", "get", "serialize", "deserialize",
+           "Adadelta", "Ftrl", "Lion", "Adafactor", "Lamb", "schedules", "get", "serialize",
+           "deserialize",
            "LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecayRestarts"]
 
@@ -60,7 +61,8 @@ class LearningRateSchedule(_config.Configurable):
     """
 
     def value_at(self, step: int) -> float:
-        """The learning rate at ``step`` (a Python int) as a Python float."""
+        """The learning rate at ``step`` (a Python int; a float for a fractional step) as a
+        Python float."""
         if _own_call(self):
             from .tensor import constant
             return float(self(constant(step, dtype="int64")))
@@ -74,10 +76,15 @@ class LearningRateSchedule(_config.Configurable):
         return None
 
     def __call__(self, step):
+        """The rate at ``step`` (a number or a scalar tensor; a fractional step is computed
+        as such, as Keras casts the step to float) as a float32 scalar tensor."""
         if isinstance(step, Tensor):
-            step = int(step.numpy())
+            step = step.numpy()
+        step = np.asarray(step).item()
+        if isinstance(step, float) and step.is_integer():
+            step = int(step)
         from .tensor import constant
-        return constant(self.value_at(int(step)), dtype="float32")
+        return constant(self.value_at(step), dtype="float32")
 
     def get_config(self) -> dict:
         raise NotImplementedError(f"Learning rate schedule {type(self).__name__!r} must "
@@ -342,6 +349,28 @@ class CosineDecayRestarts(LearningRateSchedule):
                 "m_mul": self.m_mul, "alpha": self.alpha, "name": self.name}
 
 
+def _serialize_schedule(schedule) -> dict:
+    """``{"class_name": ..., "config": schedule.get_config()}``."""
+    if not isinstance(schedule, LearningRateSchedule):
+        raise ValueError(f"serialize: expected a LearningRateSchedule, got {schedule!r}")
+    return _config.serialize(schedule)
+
+
+def _deserialize_schedule(config, custom_objects=None, where="deserialize"):
+    """The schedule a ``{"class_name", "config"}`` dict describes (a Keras 3 dict with
+    ``module`` and ``registered_name`` too): a built-in one, or a class of
+    ``custom_objects``."""
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"{where}: expected a dict with 'class_name' and 'config', got "
+                         f"{config!r}")
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _SCHEDULES.get(name)
+    if cls is None:
+        raise ValueError(f"{where}: unknown learning-rate schedule {name!r}; known: "
+                         f"{sorted(_SCHEDULES)} (pass a class of your own in custom_objects)")
+    return cls.from_config(dict(config.get("config", {})))
+
+
 def _schedules_module():
     mod = types.ModuleType(__name__ + ".schedules",
                            "Learning-rate schedules (``tf.keras.optimizers.schedules``).")
@@ -349,11 +378,27 @@ def _schedules_module():
                InverseTimeDecay, PolynomialDecay, CosineDecayRestarts)
     for cls in classes:
         setattr(mod, cls.__name__, cls)
-    mod.__all__ = [cls.__name__ for cls in classes]
+        if cls is not LearningRateSchedule:
+            _SCHEDULES[cls.__name__] = cls
+
+    def serialize(learning_rate_schedule):
+        """``{"class_name": ..., "config": ...}`` of a learning-rate schedule."""
+        return _serialize_schedule(learning_rate_schedule)
+
+    def deserialize(config, custom_objects=None):
+        """The schedule a :func:`serialize` dict describes; ``custom_objects`` maps the names
+        of schedules of your own to their classes."""
+        return _deserialize_schedule(config, custom_objects)
+
+    for fn in (serialize, deserialize):
+        fn.__module__, fn.__qualname__ = mod.__name__, fn.__name__
+    mod.serialize, mod.deserialize = serialize, deserialize
+    mod.__all__ = [cls.__name__ for cls in classes] + ["serialize", "deserialize"]
     sys.modules[mod.__name__] = mod
     return mod
 
 
+_SCHEDULES = {}    # class name -> built-in schedule class
 schedules = _schedules_module()
 
 
@@ -380,51 +425,86 @@ def _zip_lengths(grads_and_vars):
 class Optimizer:
     """Base class: gradient clipping, weight decay, slots, the step counter and the API.
 
+    Keras 3's options work as there: ``loss_scale_factor`` (gradients are divided by it;
+    :meth:`scale_loss` multiplies a loss by it), ``gradient_accumulation_steps`` (the
+    variables are updated every that many calls, with the mean of the gradients since the
+    last update; ``iterations`` counts updates, schedules read the calls), ``use_ema``
+    (a moving average of each variable, ``ema_momentum``, copied into the variables every
+    ``ema_overwrite_frequency`` updates or by :meth:`finalize_variable_values`).
+
     Subclasses name their slots in :meth:`_slot_specs` and implement :meth:`_update` on raw
     device arrays.
     """
 
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None, **kwargs):
+                 global_clipnorm=None, name=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, **kwargs):
         cls = type(self).__name__
-        for key, value in kwargs.items():
-            if key in ("lr", "jit_compile"):
-                continue
-            if key in ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
-                       "gradient_accumulation_steps", "decay"):
-                if value in (None, False, 0, 0.0) or (key == "ema_momentum" and value == 0.99):
-                    continue
-                raise ValueError(f"{cls}: {key}={value!r} is not supported by gradtape's "
-                                 "optimizers")
-            raise TypeError(f"{cls}: unexpected keyword argument {key!r}")
         if "lr" in kwargs:
-            learning_rate = kwargs["lr"]
+            learning_rate = kwargs.pop("lr")
+        kwargs.pop("jit_compile", None)
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.",
+                          stacklevel=3)
+        for key in kwargs:
+            raise TypeError(f"{cls}: unexpected keyword argument {key!r}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
-            raise ValueError(f"{type(self).__name__}: only one of clipnorm, clipvalue and "
+            raise ValueError(f"{cls}: only one of clipnorm, clipvalue and "
                              f"global_clipnorm can be set, got clipnorm={clipnorm}, "
                              f"clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
         for label, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
                              ("global_clipnorm", global_clipnorm),
                              ("weight_decay", weight_decay)):
             if value is not None and not (isinstance(value, (int, float)) and value >= 0):
-                raise ValueError(f"{type(self).__name__}: {label} must be a number >= 0, "
-                                 f"got {value!r}")
-        self.name = name or type(self).__name__
+                raise ValueError(f"{cls}: {label} must be a number >= 0, got {value!r}")
+        if gradient_accumulation_steps and not (
+                isinstance(gradient_accumulation_steps, (int, np.integer))
+                and not isinstance(gradient_accumulation_steps, bool)
+                and gradient_accumulation_steps >= 2):
+            raise ValueError(f"{cls}: gradient_accumulation_steps must be an integer >= 2, got "
+                             f"{gradient_accumulation_steps!r}")
+        if use_ema:
+            if not (isinstance(ema_momentum, (int, float)) and 0 <= ema_momentum <= 1):
+                raise ValueError(f"{cls}: ema_momentum must be in the range [0, 1], got "
+                                 f"{ema_momentum!r}")
+            if ema_overwrite_frequency and (
+                    not isinstance(ema_overwrite_frequency, (int, np.integer))
+                    or isinstance(ema_overwrite_frequency, bool) or ema_overwrite_frequency < 1):
+                raise ValueError(f"{cls}: ema_overwrite_frequency must be an integer >= 1 or "
+                                 f"None, got {ema_overwrite_frequency!r}")
+        if loss_scale_factor is not None and not (
+                isinstance(loss_scale_factor, (int, float)) and loss_scale_factor != 0):
+            raise ValueError(f"{cls}: loss_scale_factor must be a nonzero number or None, got "
+                             f"{loss_scale_factor!r}")
+        self.name = name or cls
         self.weight_decay = None if weight_decay is None else float(weight_decay)
         self.clipnorm = None if clipnorm is None else float(clipnorm)
         self.clipvalue = None if clipvalue is None else float(clipvalue)
         self.global_clipnorm = None if global_clipnorm is None else float(global_clipnorm)
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = float(ema_momentum)
+        self.ema_overwrite_frequency = (int(ema_overwrite_frequency) if ema_overwrite_frequency
+                                        else None)
+        self.loss_scale_factor = (None if loss_scale_factor is None
+                                  else float(loss_scale_factor))
+        self.gradient_accumulation_steps = (int(gradient_accumulation_steps)
+                                            if gradient_accumulation_steps else None)
         self._lr_var = None     # the Variable ``learning_rate`` shows for a float rate
         self._lr_f32 = None     # the float32 value it was last known to hold
+        self._learning_rate = None
         self.learning_rate = learning_rate
         self._wd_exclude_ids = None      # exclude_from_weight_decay(var_list=...)
         self._wd_exclude_pattern = None  # exclude_from_weight_decay(var_names=...)
         self._wd_cache = {}              # variable id -> whether it is decayed
-        self._iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iterations")
+        self._iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iteration")
         self._step_host = 0
         self._step_array = self._iterations._value
         self._slots = {}        # variable id -> {slot name: Variable}
         self._slot_owners = {}  # variable id -> weakref to the variable
+        self._slot_order = {}   # variable id -> None, in the order slots were first made
+        self._built_vars = None  # the variables of the last build(), for apply(grads)
+        self.built = False
 
     # --- hyper-parameters -------------------------------------------------------------------
     @property
@@ -432,9 +512,9 @@ class Optimizer:
         """The learning rate, as Keras 3 shows it for a float: a float32 scalar Variable
         (``opt.learning_rate.numpy()``, ``float(opt.learning_rate)``,
         ``opt.learning_rate.assign(0.5)``; the next step uses the assigned value). A Variable
-        given as the learning rate is returned as it is; with a schedule (or a callable) the
-        rate of the current step, as a float32 scalar tensor (Keras 3: ``float(
-        opt.learning_rate)`` works, the schedule itself is ``opt._learning_rate``).
+        given as the learning rate is returned as it is; with a schedule the rate of the
+        current step, as a float32 scalar tensor (Keras 3: ``float(opt.learning_rate)`` works,
+        the schedule itself is ``opt._learning_rate``); with a callable what it returns.
 
         The Variable is made on first access, on the device of ``iterations``. Until then, and
         on the host while its value stays the one set, steps use the Python float (exact for
@@ -443,13 +523,15 @@ class Optimizer:
         lr = self._learning_rate
         if isinstance(lr, Variable):
             return lr
-        if type(lr) is not float:
+        if isinstance(lr, LearningRateSchedule):
             value = self._lr_for(self._current_step())
             if isinstance(value, Tensor):
                 return value
             dev = self._iterations._device
             with dev.activate():
                 return Tensor(dev.asarray(np.asarray(value, dtype=np.float32)), dev)
+        if type(lr) is not float:
+            return lr()
         var = self._lr_var
         if var is None:
             dev = self._iterations._device
@@ -462,27 +544,37 @@ class Optimizer:
 
     @learning_rate.setter
     def learning_rate(self, value):
+        """A float (or a scalar tensor: its value) sets the rate of the next steps (and the
+        Variable ``learning_rate`` shows); a schedule, a callable or a Variable replaces it.
+        As Keras, a float cannot replace a schedule (``TypeError``)."""
+        cls = type(self).__name__
         if isinstance(value, Variable):
             if value._value.ndim != 0 or value._value.dtype.kind != "f":
-                raise ValueError(f"{type(self).__name__}: a learning-rate Variable must be a "
-                                 f"float scalar, got shape {tuple(value.shape)} dtype "
-                                 f"{value.dtype.name}")
+                raise ValueError(f"{cls}: a learning-rate Variable must be a float scalar, got "
+                                 f"shape {tuple(value.shape)} dtype {value.dtype.name}")
         elif isinstance(value, LearningRateSchedule):
             pass
-        elif isinstance(value, Tensor):
-            raise TypeError(f"{type(self).__name__}: learning_rate must be a float, a schedule "
-                            "or a Variable, got a Tensor; use float(t) or gt.Variable(t)")
-        elif callable(value):
+        elif callable(value) and not isinstance(value, Tensor):
             pass
         else:
+            if self._learning_rate is None and isinstance(value, Tensor):
+                raise ValueError(f"{cls}: learning_rate must be a float, a schedule, a callable "
+                                 "or a Variable, got a Tensor; use float(t) or gt.Variable(t)")
+            if isinstance(self._learning_rate, LearningRateSchedule):
+                raise TypeError(f"{cls}: this optimizer was created with a "
+                                f"LearningRateSchedule ({type(self._learning_rate).__name__}) "
+                                "as its learning rate, hence its learning rate is not settable "
+                                "to a number; give it a new schedule, or create the optimizer "
+                                "with a float learning rate")
             try:
+                if isinstance(value, Tensor) and value._value.ndim != 0:
+                    raise ValueError
                 value = float(value)
             except (TypeError, ValueError):
-                raise TypeError(f"{type(self).__name__}: learning_rate must be a float, a "
-                                f"schedule or a Variable, got {value!r}") from None
+                raise ValueError(f"{cls}: learning_rate must be a float, a schedule, a "
+                                 f"callable or a Variable, got {value!r}") from None
             if value < 0:
-                raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got "
-                                 f"{value}")
+                raise ValueError(f"{cls}: learning_rate must be >= 0, got {value}")
             var = self._lr_var
             if var is not None:         # (what `learning_rate` has shown follows)
                 with var._device.activate():
@@ -493,8 +585,15 @@ class Optimizer:
     lr = learning_rate
 
     @property
-    def iterations(self) -> Variable:
-        """The number of steps taken (an int64 Variable, saved in checkpoints)."""
+    def iterations(self):
+        """The number of steps taken (an int64 Variable, saved in checkpoints). With
+        ``gradient_accumulation_steps`` the number of updates made, as Keras 3: the count of
+        calls floor-divided by it (a tensor; learning-rate schedules read the calls)."""
+        gas = self.gradient_accumulation_steps
+        if gas:
+            it = self._iterations
+            with it._device.activate():
+                return Tensor(it._value // gas, it._device)
         return self._iterations
 
     def _current_step(self) -> int:
@@ -578,11 +677,17 @@ class Optimizer:
 
     @property
     def variables(self) -> list:
-        """The optimizer's own Variables: ``iterations`` and every slot of live variables."""
+        """The optimizer's own Variables: ``iterations``, then the slots of live variables in
+        Keras' order: slot by slot within each of :meth:`_slot_groups` (the moving averages
+        of ``use_ema`` first, then the gradient accumulators), variables in the order they
+        were built."""
         out = [self._iterations]
-        for vid, slots in self._slots.items():
-            if self._slot_owners[vid]() is not None:
-                out.extend(slots.values())
+        order = [vid for vid in self._slot_order
+                 if vid in self._slots and self._slot_owners[vid]() is not None]
+        for group in self._all_slot_groups():
+            for vid in order:
+                slots = self._slots[vid]
+                out.extend(slots[name] for name in group if name in slots)
         return out
 
     # --- slots --------------------------------------------------------------------------------
@@ -590,14 +695,44 @@ class Optimizer:
         """``(slot name, initial fill value)`` pairs this optimizer keeps per variable."""
         return ()
 
+    def _slot_groups(self):
+        """The slot names grouped as Keras creates them: the slots of one group are made
+        variable by variable, interleaved (Adam's ``m`` and ``v``), the groups one after the
+        other (RMSprop's ``velocity`` of every variable, then its ``momentum``);
+        :attr:`variables` lists them in that order."""
+        return (tuple(n for n, _ in self._slot_specs()),)
+
+    def _base_slot_specs(self):
+        """The slots of the base class's options: ``average`` (``use_ema``: the moving
+        average of the variable) and ``gradient_accumulator``."""
+        specs = ()
+        if self.use_ema:
+            specs += (("average", 0),)
+        if self.gradient_accumulation_steps:
+            specs += (("gradient_accumulator", 0),)
+        return specs
+
+    def _all_slot_specs(self):
+        return self._base_slot_specs() + tuple(self._slot_specs())
+
+    def _all_slot_groups(self):
+        return tuple((n,) for n, _ in self._base_slot_specs()) + tuple(self._slot_groups())
+
+    def _slot_layout(self, var, slot_name):
+        """``(shape, dtype)`` of the slot ``slot_name`` of ``var``: the variable's own, unless
+        the optimizer keeps a slot of another shape (Adafactor's factored moments)."""
+        return tuple(var._value.shape), var._value.dtype
+
     def slot_names(self) -> list:
-        return [n for n, _ in self._slot_specs()]
+        return [n for n, _ in self._all_slot_specs()]
 
     def _prune_slots(self):
         dead = [vid for vid, ref in self._slot_owners.items() if ref() is None]
         for vid in dead:
             del self._slots[vid]
             del self._slot_owners[vid]
+        for vid in [vid for vid in self._slot_order if vid not in self._slots]:
+            del self._slot_order[vid]
 
     def _make_slot_variable(self, var, slot_name, array):
         return Variable(_wrap(array, var), trainable=False,
@@ -606,18 +741,20 @@ class Optimizer:
     def _slots_for(self, var) -> dict:
         slots = self._slots.get(var._id)
         if slots is None:
-            specs = self._slot_specs()
+            specs = self._all_slot_specs()
             slots = {}
             dev = var._device
             xp = dev.xp
             with dev.activate():
                 for slot_name, fill in specs:
-                    arr = xp.full(var._value.shape, fill, dtype=var._value.dtype)
+                    shape, dtype = self._slot_layout(var, slot_name)
+                    arr = xp.full(shape, fill, dtype=dtype)
                     slots[slot_name] = self._make_slot_variable(var, slot_name, arr)
             if len(self._slot_owners) > 64:
                 self._prune_slots()
             self._slots[var._id] = slots
             self._slot_owners[var._id] = weakref.ref(var)
+            self._slot_order.setdefault(var._id, None)
         return slots
 
     def get_slot(self, var, slot_name) -> Variable:
@@ -630,9 +767,35 @@ class Optimizer:
 
     def build(self, var_list):
         """Create the slots of every variable in ``var_list`` now (they are otherwise made on
-        the first update)."""
+        the first update); :meth:`apply` may then be given the gradients alone, in the order
+        of ``var_list``."""
+        var_list = [_check_variable(v, type(self).__name__) for v in var_list]
         for v in var_list:
-            self._slots_for(_check_variable(v, type(self).__name__))
+            self._slots_for(v)
+        self._built_vars = var_list
+        self.built = True
+
+    def set_weights(self, weights):
+        """Set the values of :attr:`variables` (the optimizer must be built), in its order;
+        shapes must match."""
+        if not self.built:
+            raise ValueError(f"{type(self).__name__}.set_weights: the optimizer is not built "
+                             "yet; call optimizer.build(trainable_variables) first")
+        variables = self.variables
+        weights = list(weights)
+        if len(weights) != len(variables):
+            raise ValueError(f"{type(self).__name__}.set_weights: {len(weights)} values for "
+                             f"{len(variables)} optimizer variables")
+        for var, w in zip(variables, weights):
+            shape = tuple(np.shape(w))
+            if shape != tuple(var.shape):
+                raise ValueError(f"{type(self).__name__}.set_weights: optimizer variable "
+                                 f"{var.name} has shape {tuple(var.shape)}, the value "
+                                 f"{shape}")
+        for var, w in zip(variables, weights):
+            if isinstance(w, Tensor):
+                w = w.numpy()
+            var.assign(np.asarray(w, dtype=var._value.dtype))
 
     # --- checkpoint support --------------------------------------------------------------------
     def _slot_state(self, var) -> dict:
@@ -645,12 +808,14 @@ class Optimizer:
         if slot_name not in names:
             return (f"slot {slot_name!r} is not a slot of {type(self).__name__} "
                     f"(its slots are {names})")
-        if tuple(shape) != tuple(var._value.shape):
-            return (f"slot {slot_name!r} has shape {tuple(shape)}, the variable "
-                    f"{_var_label(var)} has shape {tuple(var._value.shape)}")
-        if np.dtype(dtype) != var._value.dtype:
-            return (f"slot {slot_name!r} has dtype {np.dtype(dtype).name}, the variable "
-                    f"{_var_label(var)} has dtype {var._value.dtype.name}")
+        want_shape, want_dtype = self._slot_layout(var, slot_name)
+        if tuple(shape) != tuple(want_shape):
+            return (f"slot {slot_name!r} has shape {tuple(shape)}, for the variable "
+                    f"{_var_label(var)} of shape {tuple(var._value.shape)} it is "
+                    f"{tuple(want_shape)}")
+        if np.dtype(dtype) != np.dtype(want_dtype):
+            return (f"slot {slot_name!r} has dtype {np.dtype(dtype).name}, for the variable "
+                    f"{_var_label(var)} it is {np.dtype(want_dtype).name}")
         return None
 
     def _restore_slot(self, var, slot_name, host_array):
@@ -683,15 +848,25 @@ class Optimizer:
         return self._apply(pairs)
 
     def apply(self, grads, trainable_variables=None):
-        """Apply ``grads`` to ``trainable_variables`` (two lists of the same length)."""
+        """Apply ``grads`` to ``trainable_variables`` (two lists of the same length); without
+        ``trainable_variables``, to the variables of the last :meth:`build`, as Keras 3. An
+        empty ``grads`` does nothing."""
         grads = list(grads)
+        cls = type(self).__name__
+        if not grads:
+            return None
         if trainable_variables is None:
-            raise ValueError(f"{type(self).__name__}.apply: trainable_variables must be given")
-        variables = list(trainable_variables)
+            if self._built_vars is None:
+                raise ValueError(f"{cls}.apply: when passing grads without variables, the "
+                                 "optimizer must already be built on a list of variables; "
+                                 "call optimizer.build(trainable_variables) first")
+            variables = self._built_vars
+        else:
+            variables = list(trainable_variables)
         if len(grads) != len(variables):
-            raise ValueError(f"{type(self).__name__}.apply: {len(grads)} gradients for "
-                             f"{len(variables)} variables; the lists must have the same length "
-                             "(nothing was updated)")
+            raise ValueError(f"{cls}.apply: {len(grads)} gradients for {len(variables)} "
+                             "variables; the lists must have the same length (nothing was "
+                             "updated)")
         return self._apply(list(zip(grads, variables)))
 
     def minimize(self, loss, var_list, tape=None):
@@ -724,12 +899,14 @@ class Optimizer:
         missing = []
         live = []
         seen = set()
+        variables = []
         for g, v in pairs:
             v = _check_variable(v, cls)
             if v._id in seen:
                 raise ValueError(f"{cls}.apply_gradients: variable {_var_label(v)} appears more "
                                  "than once (nothing was updated)")
             seen.add(v._id)
+            variables.append(v)
             if g is None:
                 missing.append(v)
                 continue
@@ -744,13 +921,65 @@ class Optimizer:
                           f"{[_var_label(v) for v in missing]} when minimizing the loss; they "
                           "were not updated", UserWarning, stacklevel=3)
         if _capture.capturing():
-            self._check_capturable([v for _, v in live])
-        grads = self._clip([g for g, _ in live])
+            self._check_capturable(variables)
+        # every variable of the step gets its slots, a gradient or not (Keras builds them all)
+        for v in variables:
+            self._slots_for(v)
+        if not self.built:
+            self.built = True
+        grads = [g for g, _ in live]
+        if self.loss_scale_factor is not None:
+            grads = _unscale_grads(grads, self.loss_scale_factor)
         step = self._current_step()
-        lr = self._lr_for(step)
         it = self._iterations
         with it._device.activate():
-            next_it = it._value + 1   # the count after this step (fused kernels read it)
+            next_it = it._value + 1     # the count of calls after this one
+        gas = self.gradient_accumulation_steps
+        if gas and (step + 1) % gas:
+            # not an update: the gradients are added to the accumulators
+            for (g, dev), (_, v) in zip(grads, live):
+                acc = self._slots[v._id]["gradient_accumulator"]._value
+                with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                    acc += g
+        else:
+            if gas:
+                # the mean of the accumulated gradients and this one; every accumulator of
+                # the step restarts from zero (one without a gradient now too, as Keras')
+                summed = []
+                for (g, dev), (_, v) in zip(grads, live):
+                    acc = self._slots[v._id]["gradient_accumulator"]._value
+                    with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                        total = g + acc
+                        total /= gas
+                    summed.append((total, dev))
+                grads = summed
+                for v in variables:
+                    acc = self._slots[v._id]["gradient_accumulator"]._value
+                    with v._device.activate() if v._device.needs_switch else _NO_SWITCH:
+                        acc[...] = 0
+            self._update_variables(self._clip(grads), [v for _, v in live], step)
+        if self.use_ema:
+            self._update_averages(variables, step)
+        it._assign_array(next_it)
+        self._step_host = step + 1
+        self._step_array = it._value
+        return it
+
+    def _update_count(self, count):
+        """The count of updates made before this one, from the count of calls ``count`` (an
+        int, or a device array): floor-divided by ``gradient_accumulation_steps``."""
+        gas = self.gradient_accumulation_steps
+        return count // gas if gas else count
+
+    def _update_variables(self, grads, variables, step):
+        """One update of ``variables`` from their (clipped) ``grads`` ((raw array, device)
+        pairs); ``step`` is the host count of calls before this one."""
+        lr = self._lr_for(step)
+        it = self._iterations
+        t_host = self._update_count(step)
+        with it._device.activate():
+            t_dev = self._update_count(it._value)
+            next_t = t_dev + 1      # the update's number from 1 (fused kernels read it)
         schedule = isinstance(self._learning_rate, LearningRateSchedule) and \
             not _own_call(self._learning_rate)
         decay_some = self._wd_exclude_ids is not None or self._wd_exclude_pattern is not None
@@ -758,12 +987,12 @@ class Optimizer:
         # NumPy variables: one C pass per variable where the optimizer has one
         host_pass = fusable and _speedups is not None and type(lr) is float
         fused = {}      # (device, dtype char) -> (lr, step from 1, [variable items])
-        for g, v in zip(grads, (v for _, v in live)):
+        for g, v in zip(grads, variables):
             dev = v._device
             # On a device, the count comes from the iterations Variable's buffer (no host
             # round trip; what a captured step must read); on the host, the Python int.
             on_device = not dev.host_visible and it._device is dev
-            v_step = it._value if on_device else step
+            v_step = t_dev if on_device else t_host
             v_lr = lr
             if type(lr) is not float or (on_device and schedule):
                 # (with several GPUs, arrays for v's device are made while it is current)
@@ -782,7 +1011,8 @@ class Optimizer:
             plain = bool(self.weight_decay) and not decays
             if host_pass and not plain and dev.xp is np and p.dtype.char in "fd" \
                     and p.flags.c_contiguous and g.flags.c_contiguous:
-                new = self._host_update(p, g, {k: s._value for k, s in slots.items()}, lr, step)
+                new = self._host_update(p, g, {k: s._value for k, s in slots.items()}, lr,
+                                        t_host)
                 if new is not None:
                     v._assign_array(new)
                     continue
@@ -792,8 +1022,8 @@ class Optimizer:
                 # the kernels: one launch per group of variables of a device and dtype (below)
                 group = fused.get((dev, p.dtype.char))
                 if group is None:
-                    group = fused[(dev, p.dtype.char)] = (lr_v, next_it if on_device
-                                                          else step + 1, [])
+                    group = fused[(dev, p.dtype.char)] = (lr_v, next_t if on_device
+                                                          else t_host + 1, [])
                 sole = _sole_buffer(p, dev)     # (before p is on the stack of a tuple)
                 group[2].append((v, p, g, slot_arrays, sole))
                 continue
@@ -813,10 +1043,56 @@ class Optimizer:
             v._assign_array(new)
         for (dev, _), (lr_v, t, items) in fused.items():
             self._apply_fused(dev, lr_v, t, items)
-        it._assign_array(next_it)
-        self._step_host = step + 1
-        self._step_array = it._value
-        return it
+
+    def _update_averages(self, variables, step):
+        """``use_ema``: each variable's moving average ``average = m * average + (1 - m) *
+        value`` (``m`` is 0 at the first update, so the average starts at the value, then
+        ``ema_momentum``); every ``ema_overwrite_frequency`` updates the variables take their
+        averages. As Keras, this runs at every call, counted in updates."""
+        it = self._iterations
+        t_host = self._update_count(step)
+        freq = self.ema_overwrite_frequency
+        overwrite = bool(freq) and (t_host + 1) % freq == 0
+        for v in variables:
+            avg = self._slots[v._id]["average"]
+            dev = v._device
+            a, p = avg._value, v._value
+            with dev.activate() if dev.needs_switch else _NO_SWITCH:
+                xp = dev.xp
+                if not dev.host_visible and it._device is dev:
+                    # the first update read on the device (no host round trip)
+                    m = xp.where(self._update_count(it._value) != 0, self.ema_momentum,
+                                 0.0).astype(a.dtype)
+                else:
+                    m = self.ema_momentum if t_host != 0 else 0.0
+                a *= m
+                a += p * (1 - m)
+                if overwrite:
+                    v._assign_array(xp.copy(a))
+
+    def finalize_variable_values(self, var_list):
+        """Set the variables of ``var_list`` to their final values: with ``use_ema``, their
+        moving averages (Keras' ``fit`` calls it after the last epoch); otherwise nothing."""
+        if not self.use_ema:
+            return
+        var_list = list(var_list)
+        unknown = [_var_label(v) for v in var_list
+                   if not isinstance(v, Variable) or v._id not in self._slots]
+        if unknown:
+            raise ValueError(f"{type(self).__name__}.finalize_variable_values: the optimizer "
+                             f"has no moving average of {unknown}; it keeps them for the "
+                             "variables it has updated")
+        for v in var_list:
+            avg = self._slots[v._id]["average"]
+            with v._device.activate():
+                v._assign_array(v._device.xp.copy(avg._value))
+
+    def scale_loss(self, loss):
+        """``loss * loss_scale_factor`` (``loss`` itself without one), to take gradients of
+        before :meth:`apply`, which divides them by the factor."""
+        if self.loss_scale_factor is not None:
+            return loss * self.loss_scale_factor
+        return loss
 
     def _check_capturable(self, variables):
         """Inside a captured step: refuse a learning rate computed on the host, and variables
@@ -844,6 +1120,12 @@ class Optimizer:
                 f"{cls}: the learning rate is a Python callable ({lr!r}), evaluated on the "
                 "host, so a captured step would keep its captured value; use a schedule from "
                 "gt.optimizers.schedules or a Variable (assign it between steps)")
+        for label in ("gradient_accumulation_steps", "ema_overwrite_frequency"):
+            if getattr(self, label):
+                raise _capture.CaptureError(
+                    f"{cls}: with {label} a step decides on the host whether it updates (or "
+                    "overwrites) the variables, so a captured step would keep the captured "
+                    f"decision; run the step eagerly or set {label}=None")
 
     def _update(self, xp, p, g, slots, lr, step):
         """The new value of a variable from its array ``p``, gradient ``g`` and slot arrays
@@ -936,27 +1218,31 @@ class Optimizer:
 
     # --- config -------------------------------------------------------------------------------
     def get_config(self) -> dict:
+        """Keras 3's keys: the learning rate (a float, or a schedule's ``{"class_name",
+        "config"}``), weight decay, clipping, EMA, loss scale and gradient accumulation,
+        then the optimizer's own hyper-parameters."""
         lr = self._learning_rate
         if isinstance(lr, LearningRateSchedule):
-            lr = {"class_name": type(lr).__name__, "config": lr.get_config()}
+            lr = _serialize_schedule(lr)
         elif isinstance(lr, Variable):
             lr = float(lr.numpy())
         elif type(lr) is float:
             lr = self._float_lr()
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
-                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
-                "global_clipnorm": self.global_clipnorm}
+                "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
+                "clipvalue": self.clipvalue, "use_ema": self.use_ema,
+                "ema_momentum": self.ema_momentum,
+                "ema_overwrite_frequency": self.ema_overwrite_frequency,
+                "loss_scale_factor": self.loss_scale_factor,
+                "gradient_accumulation_steps": self.gradient_accumulation_steps}
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config, custom_objects=None):
         config = dict(config)
         lr = config.get("learning_rate")
         if isinstance(lr, dict):
-            sched = getattr(schedules, lr["class_name"], None)
-            if sched is None:
-                raise ValueError(f"{cls.__name__}.from_config: unknown schedule "
-                                 f"{lr['class_name']!r}")
-            config["learning_rate"] = sched.from_config(lr["config"])
+            config["learning_rate"] = _deserialize_schedule(
+                lr, custom_objects, f"{cls.__name__}.from_config")
         return cls(**config)
 
     def __repr__(self):
@@ -1027,6 +1313,15 @@ def _check_gradient(g, v, cls):
     return g._value, v._device
 
 
+def _unscale_grads(grads, factor):
+    """``(g / factor, device)`` for each ``(g, device)``."""
+    out = []
+    for g, dev in grads:
+        with dev.activate() if dev.needs_switch else _NO_SWITCH:
+            out.append((g / factor, dev))
+    return out
+
+
 def _sum_squares(g, xp):
     flat = g.reshape(-1)
     return xp.dot(flat, flat) if flat.size else xp.zeros((), dtype=g.dtype)
@@ -1049,8 +1344,10 @@ def _clip_by_global_norm(grads, clip):
         if dev is not first_dev:
             part = first_dev.from_other(part, dev)
         total = part if total is None else total + part
-    with first_dev.activate():
-        scale = clip / first_dev.xp.maximum(first_dev.xp.sqrt(total), clip)
+    with first_dev.activate(), first_dev.errstate():
+        norm = first_dev.xp.sqrt(total)
+        # (norm - norm) is 0 for a finite norm: an inf or NaN one makes every gradient NaN
+        scale = clip / first_dev.xp.maximum(norm, clip) + (norm - norm)
     out = []
     for g, dev in grads:
         s = scale if dev is first_dev else dev.from_other(scale, first_dev)
@@ -1140,6 +1437,9 @@ class Adam(Optimizer):
     def _slot_specs(self):
         specs = (("m", 0), ("v", 0))
         return specs + (("vhat", 0),) if self.amsgrad else specs
+
+    def _slot_groups(self):
+        return (("m", "v"), ("vhat",)) if self.amsgrad else (("m", "v"),)
 
     def _fusable(self):
         # the kernel decays the weights as the base class does (p -= p * weight_decay * lr)
@@ -1240,6 +1540,9 @@ class RMSprop(Optimizer):
         if self.centered:
             specs += (("average_gradient", 0),)
         return specs
+
+    def _slot_groups(self):
+        return tuple((n,) for n, _ in self._slot_specs())
 
     def _update(self, xp, p, g, slots, lr, step):
         rho = self.rho
@@ -1588,10 +1891,144 @@ class Lion(Optimizer):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2}
 
 
+def _update_number(step, dtype):
+    """The update's number from 1 (``step + 1``): a Python int for a host count, a 0-d array
+    of ``dtype`` on the device for a device count."""
+    if isinstance(step, int):
+        return step + 1
+    return (step + 1).astype(dtype)
+
+
+def _rms(xp, x):
+    """``sqrt(mean(x^2))`` as a 0-d array."""
+    return xp.sqrt(xp.mean(xp.square(x)))
+
+
+class Adafactor(Optimizer):
+    """Adafactor (Shazeer & Stern), as ``keras.optimizers.Adafactor``.
+
+    With ``t`` the step number from 1, ``rho = min(lr, 1 / sqrt(t))``,
+    ``alpha = max(epsilon_2, rms(p)) * rho``, ``b = 1 - t^beta_2_decay`` and
+    ``s = g^2 + epsilon_1``: a variable of rank >= 2 keeps the row and column means of ``s``
+    over its last two axes (``r = b r + (1 - b) mean(s, -1)``, ``c = b c + (1 - b)
+    mean(s, -2)``) and ``v = (r / mean(r, -1))[..., None] * c[..., None, :]``; a smaller one
+    ``v = b v + (1 - b) s`` (its ``r`` and ``c`` are int32 zeros, as Keras keeps them).
+    ``u = g / sqrt(v)``, ``p -= alpha * u / max(1, rms(u) / clip_threshold)``.
+    ``relative_step`` is kept for the config: the rate is ``min(lr, 1 / sqrt(t))`` either
+    way, as in Keras.
+    """
+
+    def __init__(self, learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
+                 clip_threshold=1.0, relative_step=True, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="Adafactor", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        self.beta_2_decay = float(beta_2_decay)
+        self.epsilon_1 = float(epsilon_1)
+        self.epsilon_2 = float(epsilon_2)
+        self.clip_threshold = float(clip_threshold)
+        self.relative_step = bool(relative_step)
+
+    def _slot_specs(self):
+        return (("r", 0), ("c", 0), ("velocity", 0))
+
+    def _slot_layout(self, var, slot_name):
+        shape = tuple(var._value.shape)
+        if slot_name in ("r", "c"):
+            if len(shape) < 2:
+                return (), np.dtype(np.int32)
+            return (shape[:-1] if slot_name == "r" else shape[:-2] + shape[-1:]), \
+                var._value.dtype
+        return super()._slot_layout(var, slot_name)
+
+    def _update(self, xp, p, g, slots, lr, step):
+        t = _update_number(step, p.dtype)
+        if isinstance(t, int):
+            inv_sqrt_t = 1.0 / math.sqrt(t)
+            beta = 1.0 - t ** self.beta_2_decay
+            rho = min(lr, inv_sqrt_t) if isinstance(lr, float) else xp.minimum(lr, inv_sqrt_t)
+        else:
+            inv_sqrt_t = 1.0 / xp.sqrt(t)
+            beta = 1.0 - t ** self.beta_2_decay
+            rho = xp.minimum(lr, inv_sqrt_t)
+        alpha = xp.maximum(self.epsilon_2, _rms(xp, p)) * rho
+        sq = xp.square(g)
+        sq += self.epsilon_1
+        v = slots["velocity"]
+        if p.ndim >= 2:
+            r, c = slots["r"], slots["c"]
+            r *= beta
+            r += xp.mean(sq, axis=-1) * (1.0 - beta)
+            c *= beta
+            c += xp.mean(sq, axis=-2) * (1.0 - beta)
+            row = r / xp.mean(r, axis=-1, keepdims=True)
+            xp.multiply(row[..., None], c[..., None, :], out=v)
+        else:
+            v *= beta
+            sq *= 1.0 - beta
+            v += sq
+        u = xp.sqrt(v)
+        xp.divide(g, u, out=u)
+        u /= xp.maximum(1.0, _rms(xp, u) / self.clip_threshold)
+        u *= alpha
+        return xp.subtract(p, u, out=u)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_2_decay": self.beta_2_decay,
+                "epsilon_1": self.epsilon_1, "epsilon_2": self.epsilon_2,
+                "clip_threshold": self.clip_threshold, "relative_step": self.relative_step}
+
+
+class Lamb(Optimizer):
+    """LAMB (layer-wise adaptive moments), as ``keras.optimizers.Lamb``: Adam's bias-corrected
+    step ``u = (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`` scaled per variable by the
+    trust ratio ``||p|| / ||u||`` (1 where either norm is 0): ``p -= ratio * lr * u``."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name="Lamb", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, **kwargs)
+        self.beta_1 = _check_beta("Lamb", "beta_1", beta_1)
+        self.beta_2 = _check_beta("Lamb", "beta_2", beta_2)
+        self.epsilon = float(epsilon)
+
+    def _slot_specs(self):
+        return (("m", 0), ("v", 0))
+
+    def _update(self, xp, p, g, slots, lr, step):
+        t = _update_number(step, p.dtype)
+        b1, b2 = self.beta_1, self.beta_2
+        bias_1 = 1.0 - _beta_power(xp, b1, t, p.dtype)
+        bias_2 = 1.0 - _beta_power(xp, b2, t, p.dtype)
+        m, v = slots["m"], slots["v"]
+        tmp = xp.subtract(g, m)
+        tmp *= 1.0 - b1
+        m += tmp
+        xp.multiply(g, g, out=tmp)
+        tmp -= v
+        tmp *= 1.0 - b2
+        v += tmp
+        xp.divide(v, bias_2, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        tmp += self.epsilon
+        xp.divide(m / bias_1, tmp, out=tmp)         # the update u
+        w_norm = xp.sqrt(xp.sum(xp.square(p)))
+        u_norm = xp.sqrt(xp.sum(xp.square(tmp)))
+        ratio = xp.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm, 1.0).astype(p.dtype)
+        tmp *= ratio * lr
+        return xp.subtract(p, tmp, out=tmp)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon}
+
+
 # --- by name ----------------------------------------------------------------------------------
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
-            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "ftrl": Ftrl, "lion": Lion}
+            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "ftrl": Ftrl, "lion": Lion,
+            "adafactor": Adafactor, "lamb": Lamb}
 
 
 def get(identifier) -> Optimizer:
@@ -1756,6 +2193,7 @@ class LossScaleOptimizer(Optimizer):
     _lr_for = _delegated("_lr_for")
     _float_lr = _delegated("_float_lr")
     exclude_from_weight_decay = _delegated("exclude_from_weight_decay")
+    finalize_variable_values = _delegated("finalize_variable_values")
 
     def build(self, var_list):
         """Make ``dynamic_scale`` and ``step_counter`` on the first variable's device, and
@@ -1855,11 +2293,20 @@ class LossScaleOptimizer(Optimizer):
 
     def apply(self, grads, trainable_variables=None):
         """Unscale ``grads`` and take the inner optimizer's step if they are all finite; else
-        skip it and halve the scale (see the class's doc)."""
+        skip it and halve the scale (see the class's doc). Without ``trainable_variables``,
+        the variables of the last :meth:`build`."""
         grads = list(grads)
+        if not grads:
+            return None
         if trainable_variables is None:
-            raise ValueError("LossScaleOptimizer.apply: trainable_variables must be given")
-        variables = list(trainable_variables)
+            variables = self.inner_optimizer._built_vars
+            if variables is None:
+                raise ValueError("LossScaleOptimizer.apply: when passing grads without "
+                                 "variables, the optimizer must already be built on a list "
+                                 "of variables; call optimizer.build(trainable_variables) "
+                                 "first")
+        else:
+            variables = list(trainable_variables)
         if len(grads) != len(variables):
             raise ValueError(f"LossScaleOptimizer.apply: {len(grads)} gradients for "
                              f"{len(variables)} variables; the lists must have the same "
@@ -1908,7 +2355,7 @@ class LossScaleOptimizer(Optimizer):
             return out
         counter._assign_array(xp.zeros((), dtype=counter._value.dtype))
         scale._assign_array(scale._value * 0.5)
-        return inner.iterations
+        return inner._iterations
 
     def _device_step(self, live, grads, variables):
         """Off the host: the inner step always runs, then a device-side select keeps or
@@ -1935,7 +2382,7 @@ class LossScaleOptimizer(Optimizer):
             with dev.activate() if dev.needs_switch else _NO_SWITCH:
                 copies = [(s, dev.xp.copy(s._value)) for s in slots.values()]
             kept.append((v, v._value, copies))
-        it = inner.iterations
+        it = inner._iterations
         old_it = it._value
         with sdev.errstate():      # (a non-finite step computes NaNs that are then dropped)
             out = inner.apply(grads, variables)

@@ -463,9 +463,9 @@ def _optimizer_arrays(model):
     from .optimizers import Optimizer
     from .tensor import Variable
     opt = model.__dict__.get("optimizer")
-    if not isinstance(opt, Optimizer) or int(opt.iterations.numpy()) == 0:
+    if not isinstance(opt, Optimizer) or int(opt._iterations.numpy()) == 0:
         return None
-    arrays = {"iterations": _host(opt.iterations)}
+    arrays = {"iterations": _host(opt._iterations)}
     lr = opt._learning_rate
     if isinstance(lr, Variable):
         arrays["learning_rate"] = _host(lr)
@@ -505,10 +505,10 @@ def _restore_optimizer(model, arrays, path):
     it = arrays.get("iterations")
     if it is None:
         problems.append("iterations: missing from the file")
-    elif it.shape != () or it.dtype != opt.iterations._value.dtype:
+    elif it.shape != () or it.dtype != opt._iterations._value.dtype:
         problems.append(f"iterations: the file has shape {tuple(it.shape)} dtype "
                         f"{it.dtype.name}, the optimizer's is a scalar "
-                        f"{opt.iterations._value.dtype.name}")
+                        f"{opt._iterations._value.dtype.name}")
     elif int(it) < 0:
         problems.append(f"iterations: the file has {int(it)}, a step count is >= 0")
     new_lr = None
@@ -552,12 +552,12 @@ def _restore_optimizer(model, arrays, path):
                           f"{type(model).__name__} '{model.name}'; the optimizer was not "
                           f"restored:\n  " + "\n  ".join(problems))
     opt.build(model.trainable_variables)
-    (_, staged), = _device_arrays({"iterations": opt.iterations}, {"iterations": it})
+    (_, staged), = _device_arrays({"iterations": opt._iterations}, {"iterations": it})
     if new_lr is not None:
         opt.learning_rate = new_lr
     for var, slot_name, arr in slot_plan:
         opt._restore_slot(var, slot_name, arr)
-    opt.iterations._set(staged)
+    opt._iterations._set(staged)
 
 
 def is_saved_model(filepath) -> bool:

@@ -404,8 +404,7 @@ def test_a_training_step_makes_no_host_round_trip(make):
 
 
 def test_unsupported_keras_options_are_refused():
-    with pytest.raises(ValueError, match="use_ema=True is not supported"):
-        optimizers.Adam(use_ema=True)
+    assert optimizers.Adam(use_ema=True).use_ema
     with pytest.raises(TypeError, match="unexpected keyword argument 'betas'"):
         optimizers.Adam(betas=(0.9, 0.99))
 

@@ -301,8 +301,6 @@ def test_new_optimizers_refuse_bad_arguments():
         optimizers.Nadam(beta_2=1.5)
     with pytest.raises(ValueError, match=r"Adadelta: rho must be in \[0, 1\]"):
         optimizers.Adadelta(rho=-0.1)
-    with pytest.raises(ValueError, match="use_ema=True is not supported"):
-        optimizers.Adamax(use_ema=True)
 
 
 @pytest.mark.parametrize("name", ["adamax", "nadam", "adadelta", "ftrl_reg", "lion_b"])
