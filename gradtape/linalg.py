@@ -15,15 +15,15 @@ from .ops.shape import transpose as _transpose
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
-    """Swap the last two axes."""
+    """Swap the last two axes (and conjugate complex values when ``conjugate``)."""
     n = a.ndim
-    return _transpose(a, list(range(n - 2)) + [n - 1, n - 2])
+    return _transpose(a, list(range(n - 2)) + [n - 1, n - 2], conjugate=conjugate)
 
 
 def adjoint(matrix, name=None):
     """The conjugate transpose of each matrix in the last two axes (of real matrices: the
     transpose)."""
-    return matrix_transpose(matrix)
+    return matrix_transpose(matrix, conjugate=True)
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):

@@ -141,3 +141,29 @@ def test_bad_input_names_the_op():
     with pytest.raises(TypeError, match="sigmoid: expected a floating-point tensor, got "
                                         "complex64"):
         gt.sigmoid(z)
+
+
+def test_adjoints_conjugate_as_tensorflow():
+    """adjoint, matrix_transpose(conjugate=True), transpose(conjugate=True) and matmul's
+    adjoint_a/adjoint_b conjugate complex values (TensorFlow's loss 4.65 and gradients)."""
+    x = gt.constant(np.arange(6.0).reshape(2, 3) * 0.3 + 0.1, gt.float64)
+    y = gt.constant(np.full((2, 3), 0.7), gt.float64)
+    for f in (gt.linalg.adjoint, lambda z: gt.linalg.matrix_transpose(z, conjugate=True),
+              lambda z: gt.transpose(z, conjugate=True)):
+        with gt.GradientTape() as tape:
+            tape.watch([x, y])
+            r = f(C(x, y))
+            loss = gt.reduce_sum(gt.math.real(r * gt.math.conj(r))) + gt.reduce_sum(
+                gt.math.imag(r))
+        gx, gy = tape.gradient(loss, [x, y])
+        np.testing.assert_allclose(float(loss), 4.65)
+        np.testing.assert_allclose(gx.numpy(), 2 * x.numpy())
+        np.testing.assert_allclose(gy.numpy(), np.full((2, 3), 0.4))
+    z = C(x, y)
+    np.testing.assert_allclose(gt.matmul(z, z, adjoint_b=True).numpy(),
+                               z.numpy() @ z.numpy().conj().T)
+    np.testing.assert_allclose(gt.matmul(z, z, adjoint_a=True).numpy(),
+                               z.numpy().conj().T @ z.numpy())
+    v = C(y[:, 0], x[:, 0])
+    np.testing.assert_allclose(gt.linalg.matvec(z, v, adjoint_a=True).numpy(),
+                               z.numpy().conj().T @ v.numpy())

@@ -78,6 +78,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     a, b = binary("matmul", a, b)
     a = as_tensor(a, "matmul")
     b = as_tensor(b, "matmul")
+    if a._value.dtype.kind == "c" and (adjoint_a or adjoint_b):
+        from .math import conj       # an adjoint is the conjugated transpose
+        a = conj(a) if adjoint_a else a
+        b = conj(b) if adjoint_b else b
     ta = bool(transpose_a or adjoint_a)
     tb = bool(transpose_b or adjoint_b)
     sa, sb = tuple(a._value.shape), tuple(b._value.shape)
@@ -106,7 +110,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
 def matvec(a, b, transpose_a=False, adjoint_a=False, name=None):
     """``a @ b`` for a matrix (batch) ``a`` and a vector (batch) ``b``."""
     from .shape import expand_dims, squeeze
-    return squeeze(matmul(a, expand_dims(b, -1), transpose_a=transpose_a or adjoint_a), -1)
+    return squeeze(matmul(a, expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a),
+                   -1)
 
 
 def tensordot(a, b, axes, name=None):

@@ -100,7 +100,11 @@ def transpose(a, perm=None, conjugate=False, name=None) -> Tensor:
         if sorted(perm) != list(_brange(n)):
             raise ValueError(f"transpose: perm {list(perm)} is not a permutation of "
                              f"{list(_brange(n))} for a tensor of shape {tuple(x._value.shape)}")
-    return apply1(_transpose, x, {"perm": perm})
+    out = apply1(_transpose, x, {"perm": perm})
+    if conjugate and x._value.dtype.kind == "c":
+        from .math import conj
+        out = conj(out)
+    return out
 
 
 def expand_dims(input, axis, name=None) -> Tensor:
