@@ -326,44 +326,53 @@ class Module:
         return items
 
     def _walk(self):
-        """``[(path, variable, effectively_trainable)]`` for every reachable Variable."""
-        out = []
-        seen_vars = set()
+        """``[(path, variable, effectively_trainable)]`` for every reachable Variable.
+
+        A Keras layer lists its own weights first, the trainable ones before the others,
+        then its sub-layers' (Keras' ``layer.weights`` order); a plain Module lists its
+        attributes in name order (as ``tf.Module``). A Variable reachable twice is listed
+        under its first place in that order."""
         seen_objs = {id(self)}
 
-        def visit(obj, path, trainable, owner):
-            if isinstance(obj, Variable):
-                if obj._id not in seen_vars:
-                    seen_vars.add(obj._id)
-                    out.append((path, obj, trainable and obj.trainable))
-                return
-            if isinstance(obj, Tensor) or isinstance(obj, (str, bytes, int, float, np.ndarray)):
-                return
-            if isinstance(obj, Module):
-                if id(obj) in seen_objs:
-                    return
-                seen_objs.add(id(obj))
-                t = trainable and obj.trainable
-                for k, v in obj._tracked_items():
-                    visit(v, f"{path}.{k}" if path else k, t, obj)
-            elif isinstance(obj, (list, tuple)):
-                if id(obj) in seen_objs:
-                    return
-                seen_objs.add(id(obj))
-                for i, v in enumerate(obj):
-                    visit(v, f"{path}.{i}", trainable, owner)
-            elif isinstance(obj, dict):
-                if id(obj) in seen_objs:
-                    return
-                seen_objs.add(id(obj))
-                items = obj.items()
-                if not isinstance(owner, Layer):      # (tf.nest's sorted keys, as TF)
-                    items = sorted(items, key=lambda kv: str(kv[0]))
-                for k, v in items:
-                    visit(v, f"{path}.{k}", trainable, owner)
+        def visit_module(module, path, trainable):
+            # a Layer: (own trainable, own non-trainable, sub-modules'); a Module: one list
+            is_layer = isinstance(module, Layer)
+            own_t, own_nt, subs = [], [], []
+            if not is_layer:
+                own_t = own_nt = subs
 
-        for k, v in self._tracked_items():
-            visit(v, k, self.trainable, self)
+            def visit(obj, p):
+                if isinstance(obj, Variable):
+                    (own_t if obj.trainable else own_nt).append(
+                        (p, obj, trainable and obj.trainable))
+                elif isinstance(obj, (Tensor, str, bytes, int, float, np.ndarray)):
+                    return
+                elif id(obj) in seen_objs:
+                    return
+                elif isinstance(obj, Module):
+                    seen_objs.add(id(obj))
+                    subs.extend(visit_module(obj, p, trainable and obj.trainable))
+                elif isinstance(obj, (list, tuple)):
+                    seen_objs.add(id(obj))
+                    for i, v in enumerate(obj):
+                        visit(v, f"{p}.{i}")
+                elif isinstance(obj, dict):
+                    seen_objs.add(id(obj))
+                    items = obj.items()
+                    if not is_layer:                  # (tf.nest's sorted keys, as TF)
+                        items = sorted(items, key=lambda kv: str(kv[0]))
+                    for k, v in items:
+                        visit(v, f"{p}.{k}")
+
+            for k, v in module._tracked_items():
+                visit(v, f"{path}.{k}" if path else k)
+            return own_t + own_nt + subs if is_layer else subs
+
+        out, seen_vars = [], set()
+        for entry in visit_module(self, "", self.trainable):
+            if entry[1]._id not in seen_vars:
+                seen_vars.add(entry[1]._id)
+                out.append(entry)
         return out
 
     def named_variables(self) -> list:
@@ -649,6 +658,31 @@ class Layer(Module):
     _builds_on_call = True
     #: Cast numeric inputs to the layer's compute dtype.
     autocast = True
+    @property
+    def trainable(self) -> bool:
+        """False freezes the layer's weights and its sub-layers'. Changing it changes it on
+        every sub-layer too, as Keras 3: freezing a model freezes the layers inside (a frozen
+        BatchNormalization runs in inference mode), unfreezing it unfreezes them all.
+        Setting the value the layer already has leaves its sub-layers as they are."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value):
+        value = bool(value)
+        if value == self.__dict__.get("_trainable", True):
+            return
+        seen = set()
+
+        def set_tree(layer):
+            if id(layer) in seen:
+                return
+            seen.add(id(layer))
+            layer._trainable = value
+            for child in _child_modules(layer):
+                if isinstance(child, Layer):
+                    set_tree(child)
+        set_tree(self)
+
     #: Whether a call may take the mixed-precision path: set on a layer by its policy (a
     #: mixed one, or one given explicitly to a dtype-keeping layer), and on this class by
     #: gradtape.mixed_precision while a mixed call runs in any thread (so that a call without
@@ -751,6 +785,15 @@ class Layer(Module):
         """The symbolic output of this layer's one call in a functional model (as in
         ``keras.Model(model.input, model.get_layer("fc1").output)``)."""
         return self._node("output").packed
+
+    def count_params(self) -> int:
+        """The number of weight elements; a layer not built yet has no weights to count, an
+        error (as Keras)."""
+        if not self.built:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}'.count_params: the layer "
+                             "is not built yet; call it on inputs or build it "
+                             "(layer.build(input_shape)) first")
+        return super().count_params()
 
     @property
     def losses(self) -> list:
@@ -1142,18 +1185,27 @@ class Layer(Module):
             init = getattr(self, attr, None)
             if isinstance(init, _init.Initializer):
                 config[arg] = _init.serialize(init)
+        # as Keras: every <weight>_regularizer and <weight>_constraint the layer takes, None
+        # when not given
         from .regularizers import serialize
-        attrs = {v: k for k, v in self._REGULARIZABLE.items()}
-        for attr, reg in (self.__dict__.get("_regularizers") or {}).items():
-            if attr in attrs:
-                config[f"{attrs[attr]}_regularizer"] = serialize(reg)
-        if self._activity_regularizer is not None:
-            config["activity_regularizer"] = serialize(self._activity_regularizer)
         from .constraints import serialize as _serialize_constraint
-        for attr, constraint in (self.__dict__.get("_constraints") or {}).items():
-            if attr in attrs:
-                config[f"{attrs[attr]}_constraint"] = _serialize_constraint(constraint)
+        regs = self.__dict__.get("_regularizers") or {}
+        constraints = self.__dict__.get("_constraints") or {}
+        for prefix, attr in self._REGULARIZABLE.items():
+            reg = regs.get(attr)
+            config[f"{prefix}_regularizer"] = None if reg is None else serialize(reg)
+        if self._activity_regularizer is not None or self._ACTIVITY_IN_CONFIG:
+            config["activity_regularizer"] = None if self._activity_regularizer is None else \
+                serialize(self._activity_regularizer)
+        for prefix, attr in self._REGULARIZABLE.items():
+            constraint = constraints.get(attr)
+            config[f"{prefix}_constraint"] = None if constraint is None else \
+                _serialize_constraint(constraint)
         return config
+
+    #: Whether get_config lists ``activity_regularizer`` even when None (Keras' convolutions
+    #: and Embedding do; Dense does not).
+    _ACTIVITY_IN_CONFIG = False
 
 
 def _child_modules(module):
@@ -1189,9 +1241,13 @@ class InputLayer(Layer):
     _UNTRACKED = Layer._UNTRACKED | {"_output", "_input_dtype"}
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None,
-                 batch_shape=None, shape=None, **kwargs):
+                 batch_shape=None, shape=None, sparse=None, ragged=None, optional=False,
+                 **kwargs):
         if kwargs:
             raise TypeError(f"InputLayer: unexpected keyword argument {next(iter(kwargs))!r}")
+        if sparse or ragged:
+            raise ValueError(f"InputLayer: {'sparse' if sparse else 'ragged'} inputs are not "
+                             "supported (gradtape tensors are dense)")
         if shape is not None and input_shape is None:
             input_shape = shape
         if batch_shape is not None:
@@ -1204,6 +1260,7 @@ class InputLayer(Layer):
         else:
             raise ValueError("InputLayer: give input_shape= (per example) or batch_shape=")
         super().__init__(name=name if name is not None else _unique_name("input_layer"))
+        self.optional = bool(optional)
         self._input_dtype = np.dtype(_FLOATX[0]) if dtype is None else np.dtype(np_dtype(dtype))
         self._build_input_shape = full
         self.built = True
@@ -1230,8 +1287,10 @@ class InputLayer(Layer):
         return inputs
 
     def get_config(self):
-        return {**super().get_config(), "batch_shape": self._build_input_shape,
-                "dtype": self._input_dtype.name}
+        # as Keras 3: no "trainable"
+        return {"name": self.name, "batch_shape": self._build_input_shape,
+                "dtype": self._input_dtype.name, "sparse": False, "ragged": False,
+                "optional": self.optional}
 
 
 Input = _kg.Input
@@ -1302,6 +1361,20 @@ class Model(TrainingMixin, Layer):
             raise NotImplementedError(f"{type(self).__name__} must implement call(inputs), or "
                                       "be made as a functional Model(inputs, outputs)")
         return graph.run(inputs, training)
+
+    @property
+    def layers(self) -> list:
+        """The model's layers: a functional model's in graph order, a Sequential's in stack
+        order; for a subclassed model, the layers its attributes hold (in the order they
+        were set), as Keras."""
+        found = self.__dict__.get("layers")
+        if found is not None:
+            return found
+        return [m for m in _child_modules(self) if isinstance(m, Layer)]
+
+    @layers.setter
+    def layers(self, value):
+        self.__dict__["layers"] = value
 
     @property
     def output_names(self):
@@ -1415,7 +1488,8 @@ class Model(TrainingMixin, Layer):
         for layer, shape in rows:
             label = f"{layer.name} ({type(layer).__name__})"
             shown = "?" if shape is None else str(shape)
-            print_fn(f"{label:<{cols[0] - 1}} {shown:<{cols[1] - 1}} {layer.count_params()}")
+            count = layer.count_params() if getattr(layer, "built", True) else "0 (unbuilt)"
+            print_fn(f"{label:<{cols[0] - 1}} {shown:<{cols[1] - 1}} {count}")
         print_fn("=" * width)
         trainable = sum(int(v.size) for v in self.trainable_variables)
         total = self.count_params()
@@ -1636,22 +1710,43 @@ class Dense(Layer):
                 "activation": _activation_name(self.activation), "use_bias": self.use_bias}
 
 
+def _groups(layer, groups, who):
+    """Keras' ``groups``: the filters split into that many groups, each seeing its share of
+    the input channels (the filters must divide evenly)."""
+    layer.groups = _positive_int(groups, "groups", who)
+    if layer.filters % layer.groups:
+        raise ValueError(f"{who}: the number of filters must be evenly divisible by the number "
+                         f"of groups, got groups={layer.groups}, filters={layer.filters}")
+
+
+def _group_channels(layer, in_ch):
+    """The input channels each group of ``layer``'s filters sees."""
+    if in_ch % layer.groups:
+        raise ValueError(f"{type(layer).__name__} layer '{layer.name}': the number of input "
+                         f"channels must be evenly divisible by the number of groups, got "
+                         f"groups={layer.groups} and {in_ch} input channels")
+    return in_ch // layer.groups
+
+
 class Conv2D(Layer):
     """2-D convolution over NHWC inputs (NCHW with ``data_format="channels_first"``), kernel
-    ``(kh, kw, in_channels, filters)`` (TF layout)."""
+    ``(kh, kw, in_channels // groups, filters)`` (TF layout); with ``groups`` > 1, group ``g``
+    of the filters sees only group ``g`` of the input channels."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+    _ACTIVITY_IN_CONFIG = True
 
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True,
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
         self.data_format = _data_format(data_format, "Conv2D")
         self.filters = _positive_int(filters, "filters", "Conv2D")
+        _groups(self, groups, "Conv2D")
         self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
         self.strides = _pair(strides, "strides", "Conv2D")
         self.padding = _padding(padding, "Conv2D")
@@ -1676,7 +1771,8 @@ class Conv2D(Layer):
                     raise ValueError(f"Conv2D layer '{self.name}': input {axis} {size} is smaller "
                                      f"than the kernel's extent {(k - 1) * d + 1} with padding "
                                      f"'valid' (input shape {tuple(input_shape)})")
-        kernel = self.add_weight("kernel", self.kernel_size + (in_ch, self.filters),
+        kernel = self.add_weight("kernel", self.kernel_size + (_group_channels(self, in_ch),
+                                                               self.filters),
                                  self.kernel_initializer)
         bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias \
             else None
@@ -1703,29 +1799,35 @@ class Conv2D(Layer):
 
 def _conv_config(layer) -> dict:
     """The config entries every N-D convolution layer (Conv2D, Conv3D, ...) shares."""
-    return {"filters": layer.filters, "kernel_size": layer.kernel_size,
-            "strides": layer.strides, "padding": layer.padding,
-            "data_format": layer.data_format, "dilation_rate": layer.dilation_rate,
-            "activation": _activation_name(layer.activation), "use_bias": layer.use_bias}
+    config = {"filters": layer.filters, "kernel_size": layer.kernel_size,
+              "strides": layer.strides, "padding": layer.padding,
+              "data_format": layer.data_format, "dilation_rate": layer.dilation_rate}
+    if hasattr(layer, "groups"):
+        config["groups"] = layer.groups
+    config.update(activation=_activation_name(layer.activation), use_bias=layer.use_bias)
+    return config
 
 
 class Conv1D(Layer):
-    """1-D convolution over ``(batch, steps, channels)`` inputs, kernel ``(kernel_size,
-    in_channels, filters)``; ``padding`` ``"valid"``, ``"same"`` or ``"causal"`` (zeros on
-    the left only, so step t sees steps up to t)."""
+    """1-D convolution over ``(batch, steps, channels)`` inputs (``(batch, channels, steps)``
+    with ``data_format="channels_first"``), kernel ``(kernel_size, in_channels // groups,
+    filters)``; ``padding`` ``"valid"``, ``"same"`` or ``"causal"`` (zeros on the left only,
+    so step t sees steps up to t)."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+    _ACTIVITY_IN_CONFIG = True
 
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
-                 dilation_rate=1, activation=None, use_bias=True,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
-        _channels_last(data_format, "Conv1D", "NWC")
+        self.data_format = _data_format(data_format, "Conv1D")
         self.filters = _positive_int(filters, "filters", "Conv1D")
+        _groups(self, groups, "Conv1D")
         self.kernel_size = _single(kernel_size, "kernel_size")
         self.strides = _single(strides, "strides")
         self.dilation_rate = _single(dilation_rate, "dilation_rate")
@@ -1740,32 +1842,42 @@ class Conv1D(Layer):
         self.input_spec = InputSpec(ndim=3)
 
     def build(self, input_shape):
-        in_ch = int(input_shape[-1])
+        first = self.data_format == "channels_first"
+        ch_axis, steps = (1, input_shape[2]) if first else (-1, input_shape[1])
+        in_ch = int(input_shape[ch_axis])
         extent = (self.kernel_size - 1) * self.dilation_rate + 1
-        if self.padding == "valid" and input_shape[1] < extent:
-            raise ValueError(f"Conv1D layer '{self.name}': input length {input_shape[1]} is "
+        if self.padding == "valid" and steps < extent:
+            raise ValueError(f"Conv1D layer '{self.name}': input length {steps} is "
                              f"smaller than the kernel's extent {extent} with padding 'valid' "
                              f"(input shape {tuple(input_shape)})")
-        self.kernel = self.add_weight("kernel", (self.kernel_size, in_ch, self.filters),
+        self.kernel = self.add_weight("kernel", (self.kernel_size, _group_channels(self, in_ch),
+                                                 self.filters),
                                       self.kernel_initializer)
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
             if self.use_bias else None
-        self.input_spec = InputSpec(ndim=3, axes={-1: in_ch})
+        self.input_spec = InputSpec(ndim=3, axes={ch_axis: in_ch})
 
     def call(self, inputs):
         from . import nn
+        first = self.data_format == "channels_first"
         if self.padding == "causal":
-            padding = [[0, 0], [(self.kernel_size - 1) * self.dilation_rate, 0], [0, 0]]
+            left = [(self.kernel_size - 1) * self.dilation_rate, 0]
+            padding = [[0, 0], [0, 0], left] if first else [[0, 0], left, [0, 0]]
         else:
             padding = self.padding.upper()
         y = nn.conv1d(inputs, self.kernel, self.strides, padding,
-                      dilations=self.dilation_rate)
+                      data_format="NCW" if first else "NWC", dilations=self.dilation_rate)
+        if first:
+            if self.bias is not None:
+                y = y + _sh.reshape(self.bias, (self.filters, 1))
+            return self.activation(y) if self.activation is not _linear else y
         return _bias_activation(self, y)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": (self.kernel_size,), "strides": (self.strides,),
-                "padding": self.padding, "dilation_rate": (self.dilation_rate,),
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": (self.dilation_rate,), "groups": self.groups,
                 "activation": _activation_name(self.activation), "use_bias": self.use_bias}
 
 
@@ -1872,20 +1984,28 @@ GlobalMaxPool2D = GlobalMaxPooling2D
 
 
 class Flatten(Layer):
-    """Reshape ``(batch, ...)`` to ``(batch, prod(...))``."""
+    """Reshape ``(batch, ...)`` to ``(batch, prod(...))``. With
+    ``data_format="channels_first"`` the channel axis (1) is moved last first, so the
+    features come in the order a channels-last model would flatten them (as Keras)."""
 
     autocast = False
 
     def __init__(self, data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        self.data_format = _data_format(data_format, "Flatten")
         self.input_spec = InputSpec(min_ndim=1)
 
     def call(self, inputs):
         shape = inputs._value.shape
+        if self.data_format == "channels_first" and len(shape) > 2:
+            inputs = _sh.transpose(inputs, (0, *range(2, len(shape)), 1))
         n = 1
         for s in shape[1:]:
             n *= s
         return _sh.reshape(inputs, (shape[0], n))
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format}
 
 
 class Reshape(Layer):
@@ -1973,8 +2093,9 @@ class Dropout(Layer):
 
     def __init__(self, rate, noise_shape=None, seed=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
-            raise ValueError(f"Dropout: rate must be a float in [0, 1), got {rate!r}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise ValueError(f"{type(self).__name__}: rate must be a float in [0, 1], got "
+                             f"{rate!r}")
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
@@ -1985,6 +2106,8 @@ class Dropout(Layer):
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
+        if self.rate == 1:
+            return _core.zeros_like(inputs)     # everything dropped (as Keras: unconnected)
         from . import nn
         return nn.dropout(inputs, rate=self.rate, noise_shape=self._noise_shape(inputs),
                           rng=self._seeded_generator(inputs._device))
@@ -2008,7 +2131,11 @@ def _norm_axes(axis, ndim, who, name):
 
 class LayerNormalization(Layer):
     """Normalise each example over ``axis`` to zero mean and unit variance, then scale by
-    ``gamma`` and shift by ``beta`` (``epsilon`` 1e-3 as Keras)."""
+    ``gamma`` and shift by ``beta`` (``epsilon`` 1e-3 as Keras).
+
+    ``rms_scaling=True`` (deprecated in Keras 3, kept for its models) divides by
+    ``sqrt(variance + epsilon)`` without subtracting the mean, then scales by ``gamma``;
+    there is no ``beta``."""
 
     supports_masking = True
 
@@ -2018,8 +2145,15 @@ class LayerNormalization(Layer):
                          "gamma_initializer": "gamma_initializer"}
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
-                 beta_initializer="zeros", gamma_initializer="ones", name=None, **kwargs):
+                 beta_initializer="zeros", gamma_initializer="ones", name=None,
+                 rms_scaling=False, **kwargs):
         super().__init__(name=name, **kwargs)
+        if rms_scaling:
+            import warnings
+            warnings.warn("LayerNormalization: rms_scaling=True is deprecated (as in Keras 3): "
+                          "it scales the input by the variance, not the root mean square",
+                          stacklevel=2)
+        self.rms_scaling = bool(rms_scaling)
         self.axis = axis
         self.epsilon = float(epsilon)
         self.center = bool(center)
@@ -2033,10 +2167,10 @@ class LayerNormalization(Layer):
         nd = len(input_shape)
         axes = _norm_axes(self.axis, nd, "LayerNormalization", self.name)
         param_shape = tuple(input_shape[a] for a in axes)
-        gamma = self.add_weight("gamma", param_shape, self.gamma_initializer) if self.scale \
-            else None
-        beta = self.add_weight("beta", param_shape, self.beta_initializer) if self.center \
-            else None
+        gamma = self.add_weight("gamma", param_shape, self.gamma_initializer) \
+            if self.scale or self.rms_scaling else None
+        beta = self.add_weight("beta", param_shape, self.beta_initializer) \
+            if self.center and not self.rms_scaling else None
         self.gamma = gamma
         self.beta = beta
         self._axes = axes
@@ -2056,12 +2190,14 @@ class LayerNormalization(Layer):
             beta = None if beta is None else _sh.reshape(beta, self._broadcast)
         if gamma is not None:
             inv = inv * gamma
+        if self.rms_scaling:
+            return inputs * inv
         y = (inputs - mean) * inv
         return y + beta if beta is not None else y
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale}
+                "center": self.center, "scale": self.scale, "rms_scaling": self.rms_scaling}
 
 
 class BatchNormalization(Layer):
@@ -2070,7 +2206,14 @@ class BatchNormalization(Layer):
     With ``training=True`` the batch statistics are used and the moving statistics
     (non-trainable Variables) move toward them: ``moving = moving * momentum + batch *
     (1 - momentum)``; otherwise, or when the layer is frozen (``trainable=False``), the moving
-    statistics are used and nothing changes.
+    statistics are used and nothing changes. A mask (from the layer before, as Keras':
+    one less axis than the inputs) leaves the masked positions out of the batch statistics.
+
+    ``renorm=True`` is batch renormalization (Ioffe, 2017), as Keras: in training the batch
+    statistics are corrected toward moving ones (``renorm_mean``, ``renorm_stddev``, which
+    move with ``renorm_momentum``) by ``r`` and ``d``, clipped by ``renorm_clipping``'s
+    ``rmin``, ``rmax`` and ``dmax``; the layer also tracks ``moving_stddev``.
+    ``synchronized`` is accepted (one device: the batch statistics are already global).
     """
 
     supports_masking = True
@@ -2085,6 +2228,7 @@ class BatchNormalization(Layer):
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 renorm=False, renorm_clipping=None, renorm_momentum=0.99, synchronized=False,
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         if not isinstance(axis, (int, np.integer)):
@@ -2100,10 +2244,29 @@ class BatchNormalization(Layer):
         self.gamma_initializer = _init.get(gamma_initializer)
         self.moving_mean_initializer = _init.get(moving_mean_initializer)
         self.moving_variance_initializer = _init.get(moving_variance_initializer)
+        self.synchronized = bool(synchronized)
+        self.renorm = bool(renorm)
+        if self.renorm:
+            renorm_clipping = dict(renorm_clipping or {})
+            unknown = set(renorm_clipping) - {"rmax", "rmin", "dmax"}
+            if unknown:
+                raise ValueError(f"BatchNormalization: unknown keys {sorted(unknown)} in "
+                                 f"renorm_clipping {renorm_clipping}; the keys are 'rmax', "
+                                 "'rmin' and 'dmax'")
+            rmax, rmin = renorm_clipping.get("rmax"), renorm_clipping.get("rmin")
+            dmax = renorm_clipping.get("dmax")
+            if rmax is not None and rmin is not None and rmax < rmin:
+                raise ValueError(f"BatchNormalization: renorm_clipping rmax={rmax} is smaller "
+                                 f"than rmin={rmin}")
+            if dmax is not None and dmax < 0:
+                raise ValueError(f"BatchNormalization: renorm_clipping dmax must be >= 0, got "
+                                 f"{dmax}")
+        self.renorm_clipping = renorm_clipping
+        self.renorm_momentum = float(renorm_momentum)
         self.input_spec = InputSpec(min_ndim=max(-self.axis if self.axis < 0 else self.axis + 1,
                                                  1))
 
-    _UNTRACKED = Layer._UNTRACKED | {"_reduce_axes", "_broadcast"}
+    _UNTRACKED = Layer._UNTRACKED | {"_reduce_axes", "_broadcast", "renorm_clipping"}
 
     def build(self, input_shape):
         nd = len(input_shape)
@@ -2117,6 +2280,19 @@ class BatchNormalization(Layer):
                                           self.moving_variance_initializer, trainable=False)
         self.gamma, self.beta = gamma, beta
         self.moving_mean, self.moving_variance = moving_mean, moving_variance
+        if self.renorm:
+            # Keras: the moving and renorm standard deviations start at the square root of
+            # the variance initializer's values, the renorm mean at the mean initializer's
+            stddevs = []
+            for what in ("moving_stddev", "renorm_mean", "renorm_stddev"):
+                init = self.moving_mean_initializer if what == "renorm_mean" else \
+                    self.moving_variance_initializer
+                var = self.add_weight(what, c, init, trainable=False)
+                if what != "renorm_mean":
+                    stddevs.append(var)
+                setattr(self, what, var)
+            for var in stddevs:
+                var._assign_array(_m.sqrt(var)._value)
         self._reduce_axes = [i for i in range(nd) if i != axis]
         self._broadcast = None if axis == nd - 1 else tuple(
             input_shape[i] if i == axis else 1 for i in range(nd))
@@ -2125,47 +2301,112 @@ class BatchNormalization(Layer):
     def _shaped(self, t):
         return t if t is None or self._broadcast is None else _sh.reshape(t, self._broadcast)
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=False, mask=None):
         training = training and self.trainable
+        gamma, beta = self.gamma, self.beta
         if training:
-            from . import nn
-            mean, variance = nn.moments(inputs, axes=self._reduce_axes, keepdims=False)
-            self._update_moving(mean, variance)
+            mean, variance = self._moments(inputs, mask)
+            if self.renorm:
+                gamma, beta = self._renorm_transform(mean, variance)
+            else:
+                self._update_moving(mean, variance)
         else:
             mean, variance = self.moving_mean, self.moving_variance
         inv = _m.rsqrt(variance + self.epsilon)
-        if self.gamma is not None:
-            inv = inv * self.gamma
+        if gamma is not None:
+            inv = inv * gamma
         shift = -mean * inv
-        if self.beta is not None:
-            shift = shift + self.beta
+        if beta is not None:
+            shift = shift + beta
         return inputs * self._shaped(inv) + self._shaped(shift)
 
+    def _moments(self, inputs, mask):
+        """The batch mean and variance per feature; with a mask, over the unmasked positions
+        only (Keras' weighted moments, the mask broadcast along the last axis)."""
+        from . import nn
+        if mask is None:
+            return nn.moments(inputs, axes=self._reduce_axes, keepdims=False)
+        if mask._value.ndim != inputs._value.ndim - 1:
+            raise ValueError(f"BatchNormalization layer '{self.name}': the mask should have one "
+                             f"axis less than the inputs, got mask shape "
+                             f"{tuple(mask._value.shape)} and inputs of shape "
+                             f"{tuple(inputs._value.shape)}")
+        from .ops import reduce as _red
+        weights = _core.broadcast_to(_core.cast(_sh.expand_dims(mask, -1), inputs.dtype),
+                                     tuple(inputs._value.shape))
+        axes = self._reduce_axes
+        count = _red.reduce_sum(weights, axis=axes, keepdims=True) + 1e-7
+        mean = _red.reduce_sum(inputs * weights, axis=axes, keepdims=True) / count
+        variance = _red.reduce_sum(_m.square((inputs - mean) * weights), axis=axes,
+                                   keepdims=True) / count
+        return _sh.reshape(mean, (-1,)), _sh.reshape(variance, (-1,))
+
+    def _renorm_transform(self, mean, variance):
+        """Batch renormalization's scale and offset for this training step (``r * gamma``,
+        ``d * gamma + beta``, with ``r`` and ``d`` held constant), after which the renorm
+        and moving statistics move toward the batch's."""
+        stddev = _m.sqrt(variance + self.epsilon)
+        renorm_stddev = _m.maximum(self.renorm_stddev, float(np.sqrt(self.epsilon)))
+        r = stddev / renorm_stddev
+        d = (mean - self.renorm_mean) / renorm_stddev
+        clip = self.renorm_clipping or {}
+        if clip.get("rmin") is not None:
+            r = _m.maximum(r, float(clip["rmin"]))
+        if clip.get("rmax") is not None:
+            r = _m.minimum(r, float(clip["rmax"]))
+        if clip.get("dmax") is not None:
+            d = _m.clip_by_value(d, -float(clip["dmax"]), float(clip["dmax"]))
+        r, d = _core.stop_gradient(r), _core.stop_gradient(d)
+        gamma = r if self.gamma is None else r * self.gamma
+        beta = d if self.gamma is None else d * self.gamma
+        if self.beta is not None:
+            beta = beta + self.beta
+        self._blend(self.renorm_mean, mean, self.renorm_momentum)
+        self._blend(self.renorm_stddev, stddev, self.renorm_momentum)
+        self._blend(self.moving_mean, mean, self.momentum)
+        self._blend(self.moving_stddev, stddev, self.momentum)
+        var = self.moving_variance
+        with var._device.activate():
+            new = self.moving_stddev._value * self.moving_stddev._value
+            new -= self.epsilon
+            new[new < 0] = 0
+        var._assign_array(new)
+        return gamma, beta
+
+    @staticmethod
+    def _blend(var, batch, m):
+        """``var = var * m + batch * (1 - m)`` (outside any tape)."""
+        with var._device.activate():
+            new = var._value * m
+            new += batch._value * (1.0 - m)
+        var._assign_array(new)
+
     def _update_moving(self, mean, variance):
-        m = self.momentum
-        for var, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
-            dev = var._device
-            with dev.activate():
-                new = var._value * m
-                new += batch._value * (1.0 - m)
-            var._assign_array(new)
+        self._blend(self.moving_mean, mean, self.momentum)
+        self._blend(self.moving_variance, variance, self.momentum)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
-                "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "synchronized": self.synchronized, "renorm": self.renorm,
+                "renorm_clipping": self.renorm_clipping,
+                "renorm_momentum": self.renorm_momentum}
 
 
 class Embedding(Layer):
-    """Rows of an ``(input_dim, output_dim)`` table looked up by integer ids."""
+    """Rows of an ``(input_dim, output_dim)`` table looked up by integer ids; a negative id
+    counts from the end of the table (``-1`` is the last row), as Keras 3. ``weights``
+    (the table, or a list holding it) sets the table at construction."""
 
     autocast = False
 
     _REGULARIZABLE = {"embeddings": "embeddings"}
+    _ACTIVITY_IN_CONFIG = True
 
     _INITIALIZER_ARGS = {"embeddings_initializer": "embeddings_initializer"}
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
-                 mask_zero=False, input_length=None, **kwargs):
+                 mask_zero=False, input_length=None, weights=None, **kwargs):
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (int(input_length),)     # Keras 2: the sequence length
         super().__init__(name=name, **kwargs)
@@ -2174,6 +2415,11 @@ class Embedding(Layer):
         self.output_dim = _positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = _init.get(embeddings_initializer)
         self.input_spec = InputSpec(dtype_kind="iu")
+        if weights is not None:
+            self.build(None)
+            if not (isinstance(weights, list) and len(weights) == 1):
+                weights = [weights]
+            self.set_weights(weights)
 
     def _convert_input(self, x):
         if not isinstance(x, Tensor) and not isinstance(x, np.ndarray) and \
@@ -2197,7 +2443,10 @@ class Embedding(Layer):
 
     def call(self, inputs):
         from . import nn
-        return nn.embedding_lookup(self.embeddings, inputs)
+        ids = inputs
+        if ids._value.dtype.kind == "i":         # (Keras' take: -1 is the last row)
+            ids = _m.where(_m.less(ids, 0), ids + self.input_dim, ids)
+        return nn.embedding_lookup(self.embeddings, ids)
 
     def compute_mask(self, inputs, mask=None):
         """With ``mask_zero``: True where the id is not 0 (padding), as Keras."""

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layers import (InputSpec, Layer, _GlobalPool2D, _conv_config,
-                     _data_format, _kernel_options, _linear, _padding, _positive_int)
+from .layers import (InputSpec, Layer, _GlobalPool2D, _conv_config, _data_format,
+                     _group_channels, _groups, _kernel_options, _linear, _padding,
+                     _positive_int)
 from .ops import shape as _sh
 from .tensor import Tensor
 
@@ -84,21 +85,24 @@ def _add_bias_activation(layer, y):
 
 class Conv3D(Layer):
     """3-D convolution over ``(batch, depth, height, width, channels)`` inputs, kernel
-    ``(kd, kh, kw, in_channels, filters)`` (TF layout)."""
+    ``(kd, kh, kw, in_channels // groups, filters)`` (TF layout); with ``groups`` > 1, group
+    ``g`` of the filters sees only group ``g`` of the input channels."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+    _ACTIVITY_IN_CONFIG = True
 
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}
 
     def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
-                 data_format=None, dilation_rate=(1, 1, 1), activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
-                 **kwargs):
+                 data_format=None, dilation_rate=(1, 1, 1), groups=1, activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         who = "Conv3D"
         self.data_format = _data_format(data_format, who)
         self.filters = _positive_int(filters, "filters", who)
+        _groups(self, groups, who)
         self.kernel_size = _triple(kernel_size, "kernel_size", who)
         self.strides = _triple(strides, "strides", who)
         self.padding = _padding(padding, who)
@@ -119,18 +123,25 @@ class Conv3D(Layer):
                     raise ValueError(f"Conv3D layer '{self.name}': input {axis} {size} is smaller "
                                      f"than the kernel's extent {(k - 1) * d + 1} with padding "
                                      f"'valid' (input shape {tuple(input_shape)})")
-        self.kernel = self.add_weight("kernel", self.kernel_size + (in_ch, self.filters),
-                                      self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", self.kernel_size + (
+            _group_channels(self, in_ch), self.filters), self.kernel_initializer)
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
             if self.use_bias else None
         self.input_spec = InputSpec(ndim=5, axes={ch_axis: in_ch})
 
     def call(self, inputs):
         from . import nn
-        five = (lambda v: [1, 1, *v]) if self.data_format == "channels_first" else \
-            (lambda v: [1, *v, 1])
-        y = nn.conv3d(inputs, self.kernel, five(self.strides), self.padding.upper(),
-                      data_format=_nn_format(self), dilations=five(self.dilation_rate))
+        from .ops.nn import _grouped
+        first = self.data_format == "channels_first"
+        five = (lambda v: [1, 1, *v]) if first else (lambda v: [1, *v, 1])
+
+        def conv(x, w):
+            return nn.conv3d(x, w, five(self.strides), self.padding.upper(),
+                             data_format=_nn_format(self), dilations=five(self.dilation_rate))
+        if self.groups == 1:
+            y = conv(inputs, self.kernel)
+        else:
+            y = _grouped(conv, inputs, self.kernel, self.groups, axis=1 if first else -1)
         return _add_bias_activation(self, y)
 
     def get_config(self):
@@ -145,6 +156,7 @@ class Conv3DTranspose(Layer):
     ``"same"``, else 0). ``dilation_rate`` must be 1."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+    _ACTIVITY_IN_CONFIG = True
 
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}

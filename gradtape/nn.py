@@ -21,12 +21,15 @@ from .ops.nn import (conv1d, conv2d, conv2d_transpose, max_pool2d, avg_pool2d, m
 from .ops.nn import (in_top_k, weighted_cross_entropy_with_logits, log_poisson_loss, crelu,
                      weighted_moments, normalize_moments, depth_to_space, space_to_depth,
                      local_response_normalization, lrn, atrous_conv2d, conv1d_transpose,
-                     conv3d, conv3d_transpose, max_pool3d, avg_pool3d, convolution)
+                     conv3d, conv3d_transpose, max_pool3d, avg_pool3d, convolution, pool,
+                     conv_transpose, sufficient_statistics, scale_regularization_loss,
+                     zero_fraction)
 
 from .ops.sorting import top_k
 
 __all__ = [
-    "top_k", "conv1d", "depthwise_conv2d", "separable_conv2d", "max_pool1d", "avg_pool1d",
+    "pool", "conv_transpose", "sufficient_statistics", "scale_regularization_loss",
+    "zero_fraction", "top_k", "conv1d", "depthwise_conv2d", "separable_conv2d", "max_pool1d", "avg_pool1d",
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softsign",
     "sigmoid", "tanh", "softplus", "log_sigmoid", "softmax", "log_softmax",
     "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",

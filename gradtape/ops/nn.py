@@ -32,6 +32,8 @@ __all__ = [
     "log_poisson_loss", "crelu", "weighted_moments", "normalize_moments", "depth_to_space",
     "space_to_depth", "local_response_normalization", "lrn", "atrous_conv2d",
     "conv1d_transpose", "conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d", "convolution",
+    "conv_transpose", "pool", "sufficient_statistics", "scale_regularization_loss",
+    "zero_fraction",
 ]
 
 
@@ -429,14 +431,24 @@ _softmax_ce = defop("softmax_cross_entropy_with_logits", _softmax_ce_fwd, _softm
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None) -> Tensor:
     """``-sum(labels * log_softmax(logits), axis)``: one loss per example, stable for any
-    finite logits. ``labels`` holds a probability distribution along ``axis``.
+    finite logits. ``labels`` holds a probability distribution along ``axis``; as TF, labels
+    are cast to the logits' dtype, and float16 logits are computed in float32.
 
     The gradient with respect to ``logits`` is ``softmax(logits) * sum(labels) - labels``:
     TensorFlow's ``softmax - labels`` whenever the labels sum to one.
     """
+    from .core import cast
     opname = "softmax_cross_entropy_with_logits"
     x = _float_input(logits, opname)
-    z = _same_float(opname, x, labels, "labels")
+    z = labels if isinstance(labels, Tensor) else as_tensor(labels, opname)
+    if z._device is not x._device:
+        raise ValueError(f"{opname}: labels are on {z._device}, logits on {x._device}")
+    if x._value.dtype == np.float16:
+        # as TF: half-precision logits are computed in float32, the loss rounded once
+        return cast(softmax_cross_entropy_with_logits(labels, cast(x, np.float32), axis),
+                    np.float16)
+    if z._value.dtype != x._value.dtype:
+        z = cast(z, x._value.dtype)                # (as TF: labels take the logits' dtype)
     if tuple(z._value.shape) != tuple(x._value.shape):
         raise ValueError(f"{opname}: logits and labels must have the same shape, got "
                          f"{tuple(x._value.shape)} and {tuple(z._value.shape)}")
@@ -596,8 +608,8 @@ def bias_add(value, bias, data_format=None, name=None) -> Tensor:
         raise ValueError(f"{opname}: bias must be 1-D, got shape {tuple(b._value.shape)}")
     nd = v._value.ndim
     if nd < 2:
-        raise ValueError(f"{opname}: value must have rank >= 2, got shape "
-                         f"{tuple(v._value.shape)}")
+        raise InvalidArgumentError(f"{opname}: value must have rank >= 2, got shape "
+                                   f"{tuple(v._value.shape)}")
     if data_format is None or (isinstance(data_format, str) and data_format.upper().startswith("N")
                                and data_format.upper().endswith("C")):
         axis = -1
@@ -608,9 +620,9 @@ def bias_add(value, bias, data_format=None, name=None) -> Tensor:
                          f"{data_format!r}")
     channels = v._value.shape[axis]
     if b._value.shape[0] != channels:
-        raise ValueError(f"{opname}: bias of length {b._value.shape[0]} does not match the "
-                         f"{channels} channels (axis {nd + axis}) of value with shape "
-                         f"{tuple(v._value.shape)}")
+        raise InvalidArgumentError(f"{opname}: bias of length {b._value.shape[0]} does not "
+                                   f"match the {channels} channels (axis {nd + axis}) of value "
+                                   f"with shape {tuple(v._value.shape)}")
     return apply(_bias_add, (v, b), {"axis": axis, "rank": nd})
 
 
@@ -1028,15 +1040,18 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,
     if isinstance(padding, str):
         pad2 = padding
     else:
+        # one [before, after] pair per axis in the data format's order, 0 on batch/channels
+        shape = "[[0, 0], [0, 0], [left, right]]" if data_format == "NCW" else \
+            "[[0, 0], [left, right], [0, 0]]"
         try:
             p = [[int(a), int(b)] for a, b in padding]
         except (TypeError, ValueError):
-            raise ValueError(f"{opname}: padding must be 'SAME', 'VALID' or [[0, 0], [left, "
-                             f"right], [0, 0]], got {padding!r}") from None
-        if len(p) != 3 or p[0] != [0, 0] or p[2] != [0, 0]:
-            raise ValueError(f"{opname}: explicit padding must be [[0, 0], [left, right], "
-                             f"[0, 0]], got {padding!r}")
-        pad2 = [[0, 0], [0, 0], p[1], [0, 0]]
+            raise ValueError(f"{opname}: padding must be 'SAME', 'VALID' or {shape}, got "
+                             f"{padding!r}") from None
+        channel, width = (1, 2) if data_format == "NCW" else (2, 1)
+        if len(p) != 3 or p[0] != [0, 0] or p[channel] != [0, 0]:
+            raise ValueError(f"{opname}: explicit padding must be {shape}, got {padding!r}")
+        pad2 = [[0, 0], [0, 0], p[width], [0, 0]]
     from .shape import expand_dims, squeeze, transpose
     if data_format == "NCW":
         x = transpose(x, [0, 2, 1])
@@ -1045,16 +1060,26 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,
     return transpose(y, [0, 2, 1]) if data_format == "NCW" else y
 
 
-def _conv2d_operands(opname, input, filters, strides, dilations, data_format, layout):
+def _conv2d_operands(opname, input, filters, strides, dilations, data_format, layout,
+                     grouped=False):
     """The checked operands of a 2-D convolution: ``(channels_first, x as NHWC, filters,
-    strides, dilations)``."""
+    strides, dilations)``. With ``grouped`` the input depth may be a multiple of the
+    filters' (a grouped convolution, as TF's conv2d)."""
     cf = _data_format(data_format, opname)
     x, w = _conv_operands(opname, input, filters, "NCHW" if cf else "NHWC", layout)
     x = _to_nhwc(x, cf)
     c, fc = x._value.shape[3], w._value.shape[2]
-    if fc != c:
-        raise ValueError(f"{opname}: input has {c} channels but filters of shape "
-                         f"{tuple(w._value.shape)} expect {fc}")
+    if grouped and fc and c % fc == 0 and c != fc:
+        groups = c // fc
+        if w._value.shape[3] % groups:
+            raise InvalidArgumentError(
+                f"{opname}: output depth must be evenly divisible by number of groups: "
+                f"{w._value.shape[3]} vs {groups} (filters of shape {tuple(w._value.shape)}, "
+                f"input depth {c})")
+    elif fc != c:
+        raise InvalidArgumentError(
+            f"{opname}: input has {c} channels but filters of shape {tuple(w._value.shape)} "
+            f"expect {fc}" + (" (or a multiple of it: a grouped convolution)" if grouped else ""))
     s = _spatial_arg(strides, opname, "strides", channels_first=cf)
     d = _spatial_arg(dilations, opname, "dilations", channels_first=cf)
     return cf, x, w, s, d
@@ -1080,10 +1105,30 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``."""
     opname = "conv2d"
     cf, x, w, s, d = _conv2d_operands(opname, input, filters, strides, dilations, data_format,
-                                      "[height, width, in_channels, out_channels]")
+                                      "[height, width, in_channels, out_channels]",
+                                      grouped=True)
     pads, _, _ = _conv2d_geometry(opname, x, w, padding, s, d, cf)
-    y = apply(_conv, (x, w), {"strides": s, "dilations": d, "pads": pads})
+    attrs = {"strides": s, "dilations": d, "pads": pads}
+    groups = x._value.shape[3] // w._value.shape[2]
+    if groups == 1:
+        y = apply(_conv, (x, w), attrs)
+    else:
+        y = _grouped(lambda xg, wg: apply(_conv, (xg, wg), attrs), x, w, groups)
     return _from_nhwc(y, cf)
+
+
+def _grouped(conv, x, w, groups, axis=-1):
+    """A grouped convolution of ``x`` (channels on ``axis``) by ``w`` (``[..., C / groups,
+    O]``): group ``g`` convolves input channels ``[g * C / groups, (g + 1) * C / groups)``
+    into output channels ``[g * O / groups, (g + 1) * O / groups)``, as TF and Keras'
+    ``groups``. ``conv(x_group, w_group)`` convolves one group."""
+    from .shape import concat
+    axis = axis % x._value.ndim
+    cg = x._value.shape[axis] // groups
+    og = w._value.shape[-1] // groups
+    lead = (slice(None),) * axis
+    return concat([conv(x[lead + (slice(g * cg, (g + 1) * cg),)],
+                        w[..., g * og:(g + 1) * og]) for g in range(groups)], axis=axis)
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
@@ -1543,8 +1588,8 @@ def dropout(x, rate, noise_shape=None, seed=None, rng=None, name=None) -> Tensor
             if np.broadcast_shapes(nshape, shape) != shape:
                 raise ValueError
         except ValueError:
-            raise ValueError(f"{opname}: noise_shape {tuple(noise_shape)} does not broadcast "
-                             f"to the input shape {shape}") from None
+            raise InvalidArgumentError(f"{opname}: noise_shape {tuple(noise_shape)} does not "
+                                       f"broadcast to the input shape {shape}") from None
     if rate == 0.0:
         return t
     dev = t._device
@@ -1600,12 +1645,15 @@ def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
 
 
 def _clip_rows(rows, max_norm, id_rank):
-    from .math import maximum, sqrt
+    """Each looked-up row (the axes after the ids') scaled to an L2 norm of at most
+    ``max_norm``; rows of scalars (1-D params) are clipped in magnitude, as TF."""
+    from .math import abs as _abs, maximum, sqrt
     from .reduce import reduce_sum
     if rows._value.ndim == id_rank:
-        return rows
-    axes = list(range(id_rank, rows._value.ndim))
-    norm = sqrt(reduce_sum(rows * rows, axis=axes, keepdims=True))
+        norm = _abs(rows)
+    else:
+        axes = list(range(id_rank, rows._value.ndim))
+        norm = sqrt(reduce_sum(rows * rows, axis=axes, keepdims=True))
     return rows * (max_norm / maximum(norm, max_norm))
 
 
@@ -1994,8 +2042,9 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
                           "[depth, height, width, in_channels, out_channels]")
     x = _to_ndhwc(x, cf)
     if w._value.shape[3] != x._value.shape[4]:
-        raise ValueError(f"{opname}: input has {x._value.shape[4]} channels but filters of "
-                         f"shape {tuple(w._value.shape)} expect {w._value.shape[3]}")
+        raise InvalidArgumentError(f"{opname}: input has {x._value.shape[4]} channels but "
+                                   f"filters of shape {tuple(w._value.shape)} expect "
+                                   f"{w._value.shape[3]}")
     s = _spatial3(strides, opname, "strides", cf, short=False)
     d = _spatial3(dilations, opname, "dilations", cf, short=False)
     sizes = tuple(x._value.shape[1:4])
@@ -2157,3 +2206,161 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
     if len(lead) > 1:
         y = reshape(y, lead + tuple(y._value.shape[1:]))
     return y
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,
+                   dilations=None, name=None) -> Tensor:
+    """The transposed convolution of the rank ``output_shape`` gives (3, 4 or 5: 1-, 2- or
+    3-D), as ``tf.nn.conv_transpose``: :func:`conv1d_transpose`, :func:`conv2d_transpose`
+    or :func:`conv3d_transpose` with their default data formats."""
+    if isinstance(output_shape, Tensor):
+        output_shape = output_shape.numpy().tolist()
+    rank = len(output_shape)
+    op = {3: conv1d_transpose, 4: conv2d_transpose, 5: conv3d_transpose}.get(rank)
+    if op is None:
+        raise ValueError(f"conv_transpose: output_shape must have 3, 4 or 5 entries (a 1-, 2- "
+                         f"or 3-D convolution), got {list(output_shape)}")
+    fmt = {3: "NWC", 4: "NHWC", 5: "NDHWC"}[rank] if data_format is None else data_format
+    return op(input, filters, output_shape, strides, padding, data_format=fmt,
+              dilations=dilations)
+
+
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,
+         dilations=None, name=None) -> Tensor:
+    """N-D max or average pooling (N = ``len(window_shape)``: 1, 2 or 3), as ``tf.nn.pool``:
+    ``pooling_type`` ``"MAX"`` or ``"AVG"``; ``strides`` a list of N (1 by default).
+    ``dilations`` > 1 (1- and 2-D) spreads each window's taps apart; as TF, only with
+    ``"VALID"`` padding and strides 1."""
+    opname = "pool"
+    if isinstance(window_shape, (int, np.integer)):
+        window_shape = [window_shape]
+    window = [int(v) for v in window_shape]
+    n = len(window)
+    if n not in (1, 2, 3):
+        raise ValueError(f"{opname}: window_shape must have 1, 2 or 3 entries, got "
+                         f"{window_shape!r}")
+    kind = str(pooling_type).upper()
+    if kind not in ("MAX", "AVG"):
+        raise ValueError(f"{opname}: pooling_type must be 'MAX' or 'AVG', got "
+                         f"{pooling_type!r}")
+    stride = [1] * n if strides is None else [int(v) for v in strides]
+    dil = [1] * n if dilations is None else [int(v) for v in dilations]
+    if len(stride) != n or len(dil) != n:
+        raise ValueError(f"{opname}: strides and dilations must have {n} entries (one per "
+                         f"window dimension), got {strides!r} and {dilations!r}")
+    x = _float_input(input, opname)
+    if x._value.ndim != n + 2:
+        raise ValueError(f"{opname}: input must have rank {n + 2} for a {n}-D window, got "
+                         f"shape {tuple(x._value.shape)}")
+    if any(v != 1 for v in dil):
+        if min(dil) < 1:
+            raise ValueError(f"{opname}: dilations must be positive, got {dil}")
+        if any(v != 1 for v in stride):
+            raise ValueError(f"{opname}: strides > 1 are not supported together with "
+                             f"dilations > 1, got strides={stride} and dilations={dil}")
+        if not isinstance(padding, str) or padding.upper() != "VALID":
+            raise ValueError(f"{opname}: pooling with {padding!r} padding is not supported "
+                             f"with dilations > 1, got dilations={dil}; use 'VALID'")
+        if n == 3:
+            raise ValueError(f"{opname}: dilations > 1 are supported for 1- and 2-D pooling, "
+                             f"got a 3-D window {window}")
+        return _dilated_pool(x, window, dil, kind, data_format, opname)
+    if n == 3:
+        op = max_pool3d if kind == "MAX" else avg_pool3d
+        return op(x, window, stride, padding, data_format=data_format or "NDHWC")
+    op = max_pool if kind == "MAX" else avg_pool
+    return op(x, window, stride, padding, data_format=data_format)
+
+
+def _dilated_pool(x, window, dilations, kind, data_format, opname):
+    """VALID pooling of 1- or 2-D windows whose taps lie ``dilations`` apart (stride 1), as
+    TF's space-to-batch: output ``o = a + d * m`` of each phase ``a`` (per axis) is the
+    stride-1 pool of the phase's subsampled input ``x[a::d]`` at ``m``; the phases' results
+    are interleaved back."""
+    from .shape import expand_dims, pad, reshape, squeeze, stack, transpose
+    n = len(window)
+    cf = _data_format(data_format, opname, n + 2)
+    if n == 1:                                          # as a height-1 image
+        x = expand_dims(transpose(x, (0, 2, 1)) if cf else x, 1)
+        window, dilations = [1] + window, [1] + dilations
+    else:
+        x = _to_nhwc(x, cf)
+    _, h, w, _ = x._value.shape
+    out_hw = [size - (k - 1) * d for size, k, d in zip((h, w), window, dilations)]
+    if min(out_hw) <= 0:
+        raise ValueError(f"{opname}: the window {window[-n:]} with dilations {dilations[-n:]} "
+                         f"does not fit the input of spatial size {(h, w)[-n:]}")
+    op = _max_pool if kind == "MAX" else _avg_pool
+    dh, dw = dilations
+    mh, mw = -(-out_hw[0] // dh), -(-out_hw[1] // dw)       # outputs per phase, at most
+    rows = []
+    for a in range(dh):
+        cols = []
+        for b in range(dw):
+            lh, lw = -(-(out_hw[0] - a) // dh), -(-(out_hw[1] - b) // dw)
+            if lh > 0 and lw > 0:
+                phase = x[:, a::dh, b::dw]
+                attrs = {"ksize": tuple(window), "strides": (1, 1), "pads": ((0, 0), (0, 0))}
+                if op is _avg_pool:
+                    attrs["input_shape"] = tuple(phase._value.shape)
+                y = apply1(op, phase, attrs)
+                y = pad(y, [[0, 0], [0, mh - lh], [0, mw - lw], [0, 0]])
+            else:                                       # a phase past the output's end
+                y = pad(x[:, :0, :0] + 0.0, [[0, 0], [0, mh], [0, mw], [0, 0]])
+            cols.append(y)
+        rows.append(stack(cols, axis=3))                # [N, MH, MW, DW, C]
+    y = stack(rows, axis=2)                             # [N, MH, DH, MW, DW, C]
+    nb, c = x._value.shape[0], x._value.shape[3]
+    y = reshape(y, (nb, mh * dh, mw * dw, c))[:, :out_hw[0], :out_hw[1]]
+    if n == 1:
+        y = squeeze(y, 1)
+        return transpose(y, (0, 2, 1)) if cf else y
+    return _from_nhwc(y, cf)
+
+
+def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
+    """``(count, mean_ss, var_ss, shift)`` of ``x`` over ``axes``, as
+    ``tf.nn.sufficient_statistics``: the number of elements reduced (a scalar of ``x``'s
+    dtype), the sum of ``x - shift`` and the sum of ``(x - shift) ** 2`` (of ``x`` and
+    ``x ** 2`` when ``shift`` is None), and ``shift`` (None if not given)."""
+    from .math import square, squared_difference
+    from .reduce import reduce_sum
+    opname = "sufficient_statistics"
+    t = _float_input(x, opname)
+    ax = normalize_axis(axes, t._value.ndim, opname)
+    shape = t._value.shape
+    count = 1
+    for a in (range(len(shape)) if ax is None else ax):
+        count *= int(shape[a])
+    counts = Tensor(t._device.asarray(np.asarray(count, dtype=t._value.dtype)), t._device)
+    if shift is not None:
+        shift = _same_float(opname, t, shift, "shift")
+        m_ss, v_ss = t - shift, squared_difference(t, shift)
+    else:
+        m_ss, v_ss = t, square(t)
+    return (counts, reduce_sum(m_ss, axis=ax, keepdims=keepdims),
+            reduce_sum(v_ss, axis=ax, keepdims=keepdims), shift)
+
+
+def scale_regularization_loss(regularization_loss, name=None) -> Tensor:
+    """The sum of ``regularization_loss`` (a tensor or a list of scalar losses, as
+    ``model.losses``) divided by the number of replicas, as
+    ``tf.nn.scale_regularization_loss``; one device is one replica, so the sum."""
+    from .reduce import reduce_sum
+    from .shape import stack
+    if isinstance(regularization_loss, (list, tuple)):
+        if not regularization_loss:
+            raise ValueError("scale_regularization_loss: got an empty list of losses")
+        regularization_loss = stack([as_tensor(v, "scale_regularization_loss")
+                                     for v in regularization_loss])
+    return reduce_sum(as_tensor(regularization_loss, "scale_regularization_loss"))
+
+
+def zero_fraction(value, name=None) -> Tensor:
+    """The fraction of the elements of ``value`` that are zero, a float32 scalar, as
+    ``tf.nn.zero_fraction`` (NaN for an empty tensor)."""
+    from .core import cast
+    from .math import equal
+    from .reduce import reduce_mean
+    t = as_tensor(value, "zero_fraction")
+    return reduce_mean(cast(equal(t, 0), np.float32))
