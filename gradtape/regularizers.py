@@ -113,17 +113,23 @@ def penalty(reg, x):
 
 
 def collect_losses(module):
-    """``module.losses``: the penalties of every regularized weight of ``module`` and its
-    sub-layers (each weight once, computed now, so inside a tape they are differentiable),
-    then the terms their latest call added (``add_loss``, activity regularizers), then the
-    callables given to ``add_loss``."""
+    """``module.losses``, in Keras' order: the terms the latest calls added (``add_loss``,
+    activity regularizers), then the penalties of every regularized weight of ``module`` and
+    its sub-layers (each weight once, computed now, so inside a tape they are
+    differentiable), then the callables given to ``add_loss``."""
     from .layers import Module, _LOSS_SOURCES
     from .tensor import Tensor, convert_to_tensor
     if not _LOSS_SOURCES:          # no layer has ever had a penalty: skip the walk (the rule)
         return []
     out, seen = [], set()
     modules = [module] + [s for s in module.submodules if isinstance(s, Module)]
-
+    # added during calls: each layer's terms from its latest call, unless this module has
+    # been called (as the outermost layer) since then and the layer was not part of it
+    since = module.__dict__.get("_top_call")
+    for m in modules:
+        cid = m.__dict__.get("_loss_call")
+        if cid is not None and (since is None or cid >= since):
+            out.extend(m.__dict__.get("_call_losses") or [])
     for m in modules:
         pairs = [(reg, getattr(m, attr, None)) for attr, reg in
                  (m.__dict__.get("_regularizers") or {}).items()]
@@ -133,13 +139,6 @@ def collect_losses(module):
                 continue
             seen.add(id(w))
             out.append(penalty(reg, w))
-    # added during calls: each layer's terms from its latest call, unless this module has
-    # been called (as the outermost layer) since then and the layer was not part of it
-    since = module.__dict__.get("_top_call")
-    for m in modules:
-        cid = m.__dict__.get("_loss_call")
-        if cid is not None and (since is None or cid >= since):
-            out.extend(m.__dict__.get("_call_losses") or [])
     for m in modules:
         for fn in m.__dict__.get("_loss_fns") or []:
             value = fn()

@@ -53,6 +53,10 @@ class TensorShape(tuple):
     def dims(self):
         return list(self)
 
+    def __bool__(self):
+        """True for a known rank, even 0 (as TF's: ``bool(TensorShape([]))`` is True)."""
+        return True
+
     def as_list(self):
         return list(self)
 
