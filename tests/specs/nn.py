@@ -193,6 +193,8 @@ SPECS = [
     Spec("conv2d_explicit_padding_nchw",
          _conv(padding=[[0, 0], [0, 0], [1, 2], [0, 1]], data_format="NCHW"),
          [((2, 2, 4, 4), (3, 2, 2, 3))], ops=("conv2d",)),
+    Spec("conv2d_grouped", _conv(strides=[1, 2]), [((2, 5, 5, 4), (3, 3, 2, 6))],
+         ops=("conv2d",)),
     Spec("conv2d_backprop_input", _conv_bp_input, [((2, 3, 4, 3), (2, 3, 2, 3))],
          ops=("conv2d_backprop_input", "conv2d", "conv2d_backprop_filter")),
     Spec("conv2d_backprop_filter", _conv_bp_filter, [((2, 5, 5, 2), (2, 3, 4, 3))],
