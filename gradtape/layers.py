@@ -52,7 +52,8 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "Bidirectional", "MultiHeadAttention", "Input", "InputLayer", "MaxPooling1D", "MaxPool1D",
            "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
            "GlobalMaxPooling1D", "GlobalMaxPool1D", "DepthwiseConv2D", "SeparableConv2D",
-           "SpatialDropout1D", "SpatialDropout2D", "GaussianDropout", "Normalization",
+           "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "DepthwiseConv1D",
+           "SeparableConv1D", "GaussianDropout", "Normalization",
            "Identity", "Dot", "Attention", "Masking", "GroupNormalization",
            "UnitNormalization", "Resizing", "CenterCrop", "RandomFlip", "RandomCrop",
            "StackedRNNCells", "Conv1DTranspose", "UpSampling1D", "ZeroPadding1D", "Cropping1D",
@@ -2475,7 +2476,8 @@ from .layers_extra import (LeakyReLU, ELU, Softmax, PReLU, Conv2DTranspose,  # n
                            RandomFlip, RandomCrop, Conv1DTranspose, UpSampling1D,
                            ZeroPadding1D, Cropping1D, AlphaDropout, ActivityRegularization,
                            AdditiveAttention, concatenate, add, subtract, multiply, average,
-                           maximum, minimum, dot)
+                           maximum, minimum, dot, DepthwiseConv1D, SeparableConv1D,
+                           SpatialDropout3D)
 
 # Keras' other names for the convolutions
 Convolution1D = Conv1D

@@ -8,7 +8,8 @@ import numpy as np
 from . import initializers as _init
 from . import keras_graph as _kg
 from .layers import (Dropout, InputSpec, Layer, _GlobalPool2D, _activation_name,
-                     _bias_activation, _channels_last, _kernel_options, _pair, _padding,
+                     _bias_activation, _data_format, _kernel_options, _pair,
+                     _padding,
                      _positive_int, get_mask, set_mask)
 from .ops import core as _core
 from .ops import math as _m
@@ -20,30 +21,59 @@ __all__ = ["LeakyReLU", "ELU", "Softmax", "PReLU", "Conv2DTranspose", "UpSamplin
            "Average", "Maximum", "Minimum", "Lambda", "RepeatVector", "Permute", "Rescaling",
            "GaussianNoise", "TimeDistributed", "Bidirectional", "MultiHeadAttention",
            "Conv1DTranspose", "UpSampling1D", "ZeroPadding1D", "Cropping1D", "AlphaDropout",
-           "ActivityRegularization", "AdditiveAttention", "concatenate", "add", "subtract",
-           "multiply", "average", "maximum", "minimum", "dot"]
+           "ActivityRegularization", "AdditiveAttention", "SpatialDropout3D", "concatenate",
+           "DepthwiseConv1D", "SeparableConv1D", "add", "subtract", "multiply", "average",
+           "maximum", "minimum", "dot"]
+
+
+def _channels_to_last(x, data_format):
+    """``x`` with its channel axis last (moved from axis 1 for ``"channels_first"``)."""
+    if data_format != "channels_first":
+        return x
+    n = x._value.ndim
+    return _sh.transpose(x, [0] + list(range(2, n)) + [1])
+
+
+def _channels_back(y, data_format):
+    """The inverse of :func:`_channels_to_last`: the channel axis back to axis 1 for
+    ``"channels_first"``."""
+    if data_format != "channels_first":
+        return y
+    n = y._value.ndim
+    return _sh.transpose(y, [0, n - 1] + list(range(1, n - 1)))
+
+
+def _channel_axis(data_format):
+    return 1 if data_format == "channels_first" else -1
 
 
 # --- activations as layers ------------------------------------------------------------------
 
 class LeakyReLU(Layer):
-    """``x`` for ``x >= 0``, ``alpha * x`` below (Keras' default ``alpha`` is 0.3;
-    ``negative_slope`` is Keras 3's name for it)."""
+    """``x`` for ``x >= 0``, ``negative_slope * x`` below (default 0.3), as Keras 3
+    (``alpha``, Keras 2's name for the slope, is accepted too)."""
 
     supports_masking = True
 
-    def __init__(self, alpha=0.3, negative_slope=None, name=None, **kwargs):
+    def __init__(self, negative_slope=None, alpha=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        self.alpha = float(alpha if negative_slope is None else negative_slope)
-        if self.alpha < 0:
-            raise ValueError(f"LeakyReLU: alpha must be >= 0, got {self.alpha}")
+        slope = negative_slope if negative_slope is not None else alpha
+        self.negative_slope = 0.3 if slope is None else float(slope)
+        if self.negative_slope < 0:
+            raise ValueError(f"LeakyReLU: negative_slope must be >= 0, got "
+                             f"{self.negative_slope}")
+
+    @property
+    def alpha(self):
+        """The slope below zero (Keras 2's name for :attr:`negative_slope`)."""
+        return self.negative_slope
 
     def call(self, inputs):
         from . import nn
-        return nn.leaky_relu(inputs, alpha=self.alpha)
+        return nn.leaky_relu(inputs, alpha=self.negative_slope)
 
     def get_config(self):
-        return {**super().get_config(), "alpha": self.alpha}
+        return {**super().get_config(), "negative_slope": self.negative_slope}
 
 
 class ELU(Layer):
@@ -66,16 +96,46 @@ class ELU(Layer):
         return {**super().get_config(), "alpha": self.alpha}
 
 
+def _large_negative(dtype):
+    """What masked scores get before the softmax (Keras': -1e9, or -3e4 in float16)."""
+    return -3e4 if np.dtype(dtype) == np.float16 else -1e9
+
+
 class Softmax(Layer):
-    """The softmax over ``axis`` (the last by default)."""
+    """The softmax over ``axis`` (the last by default; a list of axes: over all of them at
+    once). Called with a ``mask`` (or on an input carrying one), as Keras 3: masked
+    positions get probability 0 (a row masked everywhere gives zeros)."""
+
+    supports_masking = True
 
     def __init__(self, axis=-1, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        self.axis = axis
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
 
-    def call(self, inputs):
+    def call(self, inputs, mask=None):
         from . import nn
-        return nn.softmax(inputs, axis=self.axis)
+        from .ops.reduce import reduce_logsumexp
+        x = inputs
+        keep = None
+        if mask is not None:
+            keep = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
+            ms, xs = tuple(keep._value.shape), tuple(x._value.shape)
+            if len(ms) > len(xs) or any(m not in (1, d) for m, d in zip(ms[::-1], xs[::-1])):
+                raise ValueError(f"Softmax layer '{self.name}': the mask of shape {ms} does "
+                                 f"not broadcast to the inputs of shape {xs}")
+            if keep._value.dtype != np.bool_:
+                keep = _m.greater(keep, 0.5)
+            x = _m.where(keep, x, _core.zeros_like(x) + _large_negative(x._value.dtype))
+        axis = self.axis
+        if isinstance(axis, list) and len(axis) == 1:
+            axis = axis[0]
+        if isinstance(axis, list):
+            y = _m.exp(x - reduce_logsumexp(x, axis=axis, keepdims=True))
+        else:
+            y = nn.softmax(x, axis=axis)
+        if keep is not None:
+            y = _m.where(keep, y, _core.zeros_like(y))
+        return y
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
@@ -122,7 +182,8 @@ class PReLU(Layer):
 # --- convolution, resampling, padding ---------------------------------------------------------
 
 class Conv2DTranspose(Layer):
-    """The transpose of a 2-D convolution (a "deconvolution") over NHWC inputs, kernel
+    """The transpose of a 2-D convolution (a "deconvolution") over NHWC inputs (NCHW with
+    ``data_format="channels_first"``), kernel
     ``(kh, kw, filters, in_channels)`` as Keras'. Output sizes: ``in * stride`` with
     ``"same"`` padding, ``(in - 1) * stride + max(kernel, stride)`` with ``"valid"``; with
     ``output_padding`` ``p``, ``(in - 1) * stride + kernel - 2 * pad + p`` (``pad`` is
@@ -139,7 +200,7 @@ class Conv2DTranspose(Layer):
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         who = type(self).__name__
-        _channels_last(data_format, who)
+        self.data_format = _data_format(data_format, who)
         self.filters = _positive_int(filters, "filters", who)
         self.kernel_size = _pair(kernel_size, "kernel_size", who)
         self.strides = _pair(strides, "strides", who)
@@ -160,12 +221,13 @@ class Conv2DTranspose(Layer):
         self.input_spec = InputSpec(ndim=4)
 
     def build(self, input_shape):
-        in_ch = int(input_shape[-1])
+        axis = _channel_axis(self.data_format)
+        in_ch = int(input_shape[axis])
         self.kernel = self.add_weight("kernel", self.kernel_size + (self.filters, in_ch),
                                       self.kernel_initializer)
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
             if self.use_bias else None
-        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+        self.input_spec = InputSpec(ndim=4, axes={axis: in_ch})
 
     def _out_size(self, size, k, s, axis):
         # Keras' deconv_output_length (a kernel smaller than the stride still spans s)
@@ -176,45 +238,56 @@ class Conv2DTranspose(Layer):
 
     def call(self, inputs):
         from . import nn
-        n, h, w, _ = inputs._value.shape
+        x = _channels_to_last(inputs, self.data_format)
+        n, h, w, _ = x._value.shape
         out = (n, self._out_size(h, self.kernel_size[0], self.strides[0], 0),
                self._out_size(w, self.kernel_size[1], self.strides[1], 1), self.filters)
-        y = nn.conv2d_transpose(inputs, self.kernel, out, strides=list(self.strides),
+        y = nn.conv2d_transpose(x, self.kernel, out, strides=list(self.strides),
                                 padding=self.padding.upper())
-        return _bias_activation(self, y)
+        return _channels_back(_bias_activation(self, y), self.data_format)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "activation": _activation_name(self.activation),
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate,
+                "activation": _activation_name(self.activation),
                 "use_bias": self.use_bias, "output_padding": self.output_padding}
 
 
 class UpSampling2D(Layer):
-    """Repeat rows and columns ``size`` times (``"nearest"``), or resize bilinearly."""
+    """Repeat rows and columns ``size`` times (``"nearest"``), or resize the images with
+    ``gt.image.resize`` (``"bilinear"``, ``"bicubic"``, ``"lanczos3"``, ``"lanczos5"``,
+    ``"area"``), as Keras; NHWC inputs (NCHW with ``data_format="channels_first"``)."""
+
+    _INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5", "area")
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", name=None,
                  **kwargs):
         super().__init__(name=name, **kwargs)
-        _channels_last(data_format, "UpSampling2D")
+        self.data_format = _data_format(data_format, "UpSampling2D")
         self.size = _pair(size, "size", "UpSampling2D")
-        if interpolation not in ("nearest", "bilinear"):
-            raise ValueError(f"UpSampling2D: interpolation must be 'nearest' or 'bilinear', "
-                             f"got {interpolation!r}")
+        if interpolation not in self._INTERPOLATIONS:
+            raise ValueError(f"UpSampling2D: interpolation must be one of "
+                             f"{list(self._INTERPOLATIONS)}, got {interpolation!r}")
         self.interpolation = interpolation
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
-        if self.interpolation == "bilinear":
+        x = _channels_to_last(inputs, self.data_format)
+        if self.interpolation != "nearest":
             from . import image
-            _, h, w, _ = inputs._value.shape
-            y = image.resize(inputs, [h * self.size[0], w * self.size[1]])
-            return y if y.dtype == inputs.dtype else _core.cast(y, inputs._value.dtype)
-        y = _sh.repeat(inputs, self.size[0], axis=1) if self.size[0] != 1 else inputs
-        return _sh.repeat(y, self.size[1], axis=2) if self.size[1] != 1 else y
+            _, h, w, _ = x._value.shape
+            y = image.resize(x, [h * self.size[0], w * self.size[1]],
+                             method=self.interpolation)
+            y = y if y.dtype == x.dtype else _core.cast(y, x._value.dtype)
+        else:
+            y = _sh.repeat(x, self.size[0], axis=1) if self.size[0] != 1 else x
+            y = _sh.repeat(y, self.size[1], axis=2) if self.size[1] != 1 else y
+        return _channels_back(y, self.data_format)
 
     def get_config(self):
-        return {**super().get_config(), "size": self.size,
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format,
                 "interpolation": self.interpolation}
 
 
@@ -229,7 +302,6 @@ class Conv1DTranspose(Conv2DTranspose):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  **kwargs):
         who = "Conv1DTranspose"
-        _channels_last(data_format, who, "NWC")
         one = (lambda v, what: (1, _one(v, what, who)))
         if output_padding is not None:
             op = output_padding[0] if isinstance(output_padding, (list, tuple)) and \
@@ -239,30 +311,34 @@ class Conv1DTranspose(Conv2DTranspose):
                                  f"{output_padding!r}")
             output_padding = (0, int(op))
         super().__init__(filters, one(kernel_size, "kernel_size"), one(strides, "strides"),
-                         padding, output_padding, None, one(dilation_rate, "dilation_rate"),
+                         padding, output_padding, data_format,
+                         one(dilation_rate, "dilation_rate"),
                          activation, use_bias, kernel_initializer, bias_initializer, name=name,
                          **kwargs)
         self.input_spec = InputSpec(ndim=3)
 
     def build(self, input_shape):
-        in_ch = int(input_shape[-1])
+        axis = _channel_axis(self.data_format)
+        in_ch = int(input_shape[axis])
         self.kernel = self.add_weight("kernel", (self.kernel_size[1], self.filters, in_ch),
                                       self.kernel_initializer)
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
             if self.use_bias else None
-        self.input_spec = InputSpec(ndim=3, axes={-1: in_ch})
+        self.input_spec = InputSpec(ndim=3, axes={axis: in_ch})
 
     def call(self, inputs):
         from . import nn
-        n, w, _ = inputs._value.shape
+        x = _channels_to_last(inputs, self.data_format)
+        n, w, _ = x._value.shape
         out = (n, 1, self._out_size(w, self.kernel_size[1], self.strides[1], 1), self.filters)
-        y = nn.conv2d_transpose(_sh.expand_dims(inputs, 1), _sh.expand_dims(self.kernel, 0),
+        y = nn.conv2d_transpose(_sh.expand_dims(x, 1), _sh.expand_dims(self.kernel, 0),
                                 out, strides=list(self.strides), padding=self.padding.upper())
-        return _bias_activation(self, _sh.squeeze(y, [1]))
+        return _channels_back(_bias_activation(self, _sh.squeeze(y, [1])), self.data_format)
 
     def get_config(self):
         config = super().get_config()
         config.update(kernel_size=self.kernel_size[1:], strides=self.strides[1:],
+                      dilation_rate=self.dilation_rate[1:],
                       output_padding=None if self.output_padding is None
                       else self.output_padding[1:])
         return config
@@ -365,42 +441,50 @@ def _two_sides(value, who, what):
 
 class ZeroPadding2D(Layer):
     """Zeros around each image: ``padding`` an int, ``(rows, cols)`` or
-    ``((top, bottom), (left, right))``."""
+    ``((top, bottom), (left, right))``; NHWC inputs (NCHW with
+    ``data_format="channels_first"``)."""
 
     def __init__(self, padding=(1, 1), data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        _channels_last(data_format, "ZeroPadding2D")
+        self.data_format = _data_format(data_format, "ZeroPadding2D")
         self.padding = _two_sides(padding, "ZeroPadding2D", "padding")
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
         (t, b), (le, r) = self.padding
+        if self.data_format == "channels_first":
+            return _sh.pad(inputs, [[0, 0], [0, 0], [t, b], [le, r]])
         return _sh.pad(inputs, [[0, 0], [t, b], [le, r], [0, 0]])
 
     def get_config(self):
-        return {**super().get_config(), "padding": self.padding}
+        return {**super().get_config(), "padding": self.padding,
+                "data_format": self.data_format}
 
 
 class Cropping2D(Layer):
     """Remove rows and columns at the edges of each image (``cropping`` as ZeroPadding2D's
-    ``padding``)."""
+    ``padding``); NHWC inputs (NCHW with ``data_format="channels_first"``)."""
 
     def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        _channels_last(data_format, "Cropping2D")
+        self.data_format = _data_format(data_format, "Cropping2D")
         self.cropping = _two_sides(cropping, "Cropping2D", "cropping")
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
         (t, b), (le, r) = self.cropping
-        _, h, w, _ = inputs._value.shape
+        first = self.data_format == "channels_first"
+        h, w = inputs._value.shape[2:4] if first else inputs._value.shape[1:3]
         if t + b >= h or le + r >= w:
             raise ValueError(f"Cropping2D layer '{self.name}': cropping {self.cropping} leaves "
                              f"nothing of images of size {h}x{w}")
+        if first:
+            return inputs[:, :, t:h - b, le:w - r]
         return inputs[:, t:h - b, le:w - r, :]
 
     def get_config(self):
-        return {**super().get_config(), "cropping": self.cropping}
+        return {**super().get_config(), "cropping": self.cropping,
+                "data_format": self.data_format}
 
 
 # --- merges -----------------------------------------------------------------------------------
@@ -432,13 +516,13 @@ class _Merge(Layer):
     supports_masking = True
 
     def compute_mask(self, inputs, mask=None):
-        """As Keras: a position is kept where every masked input keeps it."""
-        if mask is None:
+        """As Keras 3: a position is kept where any input keeps it (no mask when an input
+        has none)."""
+        if mask is None or any(m is None for m in mask):
             return None
-        out = None
-        for m in mask:
-            if m is not None:
-                out = m if out is None else _m.logical_and(out, m)
+        out = mask[0]
+        for m in mask[1:]:
+            out = _m.logical_or(out, m)
         return out
 
     def call(self, inputs):
@@ -469,10 +553,52 @@ class Subtract(_Merge):
 
 
 class Multiply(_Merge):
-    """The elementwise product of the inputs."""
+    """The elementwise product of the inputs; with masks on every input, as Keras 3, a
+    masked position of one input counts as 1 and the positions no input keeps are 0."""
 
     def _merge(self, a, b):
         return a * b
+
+    def call(self, inputs):
+        masks = [get_mask(t) for t in inputs]
+        if all(m is None for m in masks):
+            return super().call(inputs)
+        every = all(m is not None for m in masks)
+        out = kept = None
+        for x, m in zip(inputs, masks):
+            if m is not None:
+                m = _spread_mask(m, x)
+                x = _m.where(m, x, _core.ones_like(x))
+                if every:
+                    kept = m if kept is None else _m.logical_or(kept, m)
+            out = x if out is None else out * x
+        return _m.where(kept, out, _core.zeros_like(out)) if every else out
+
+
+def _spread_mask(mask, x):
+    """A ``[batch, time]`` mask broadcast over ``x``'s features."""
+    m = mask if isinstance(mask, Tensor) else convert_to_tensor(mask)
+    return _m.logical_or(_sh.expand_dims(m, -1), _core.zeros(tuple(x._value.shape), "bool"))
+
+
+def _or_masked_merge(inputs, op):
+    """Keras 3's merge of masked inputs for Maximum and Minimum: a masked position of one
+    input takes the other's value (positions kept by no input: the op of the inputs)."""
+    out = kept = None
+    for x in inputs:
+        m = get_mask(x)
+        if m is not None:
+            m = _spread_mask(m, x)
+        if out is None:
+            out, kept = x, m
+            continue
+        if m is not None:
+            x = _m.where(m, x, out)
+        if kept is not None:
+            out = _m.where(kept, out, x)
+        kept = _m.logical_or(kept, m) if m is not None and kept is not None else None
+        out = op(out, x)
+    return out
 
 
 class Average(_Merge):
@@ -486,17 +612,23 @@ class Average(_Merge):
 
 
 class Maximum(_Merge):
-    """The elementwise maximum of the inputs."""
+    """The elementwise maximum of the inputs (masked values left out, as Keras 3)."""
 
     def _merge(self, a, b):
         return _m.maximum(a, b)
 
+    def call(self, inputs):
+        return _or_masked_merge(inputs, _m.maximum)
+
 
 class Minimum(_Merge):
-    """The elementwise minimum of the inputs."""
+    """The elementwise minimum of the inputs (masked values left out, as Keras 3)."""
 
     def _merge(self, a, b):
         return _m.minimum(a, b)
+
+    def call(self, inputs):
+        return _or_masked_merge(inputs, _m.minimum)
 
 
 class Concatenate(_Merge):
@@ -512,17 +644,19 @@ class Concatenate(_Merge):
         return _sh.concat(list(inputs), axis=self.axis)
 
     def compute_mask(self, inputs, mask=None):
-        """Along the feature axis: kept where every input keeps it; along another axis: the
-        masks joined the same way (an input without one counts as all kept)."""
-        if mask is None:
+        """As Keras 3: the masks spread over the features (an input without one counts as
+        all kept) joined along ``axis``, then kept where any feature is kept."""
+        if mask is None or all(m is None for m in mask):
             return None
-        rank = inputs[0]._value.ndim
-        axis = self.axis % rank
-        if axis == rank - 1:
-            return super().compute_mask(inputs, mask)
-        parts = [m if m is not None else _core.ones(tuple(t._value.shape[:-1]), dtype="bool")
-                 for t, m in zip(inputs, mask)]
-        return _sh.concat(parts, axis=axis)
+        from .ops.reduce import reduce_any
+        parts = []
+        for t, m in zip(inputs, mask):
+            if m is None:
+                parts.append(_core.ones(tuple(t._value.shape), dtype="bool"))
+            else:
+                m = m if isinstance(m, Tensor) else convert_to_tensor(m)
+                parts.append(_spread_mask(m, t) if m._value.ndim < t._value.ndim else m)
+        return reduce_any(_sh.concat(parts, axis=self.axis), axis=-1)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
@@ -573,7 +707,11 @@ def dot(inputs, axes=-1, **kwargs):
 # --- small utilities --------------------------------------------------------------------------
 
 class Lambda(Layer):
-    """Wrap a function of the inputs as a layer (``arguments``: extra keyword arguments)."""
+    """Wrap a function of the inputs as a layer, as Keras': ``arguments``: extra keyword
+    arguments; a function with a ``mask`` or ``training`` parameter receives the call's;
+    ``mask``: the output's mask (a tensor, or a function ``(inputs, mask)`` giving it; by
+    default the output has none); ``output_shape``: the output's shape without the batch
+    axis (or a function of the input shape) for :meth:`compute_output_shape`."""
 
     autocast = False
 
@@ -584,9 +722,56 @@ class Lambda(Layer):
             raise TypeError(f"Lambda: function must be callable, got {type(function).__name__}")
         self.function = function
         self.arguments = dict(arguments or {})
+        self.mask = mask
+        self.supports_masking = mask is not None
+        self._output_shape = output_shape
+        import inspect
+        try:
+            params = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            params = {}
+        self._fn_takes = {k for k in ("mask", "training") if k in params}
 
-    def call(self, inputs):
-        return self.function(inputs, **self.arguments)
+    _UNTRACKED = Layer._UNTRACKED | {"mask", "_output_shape", "_fn_takes"}
+
+    def call(self, inputs, mask=None, training=None):
+        kwargs = dict(self.arguments)
+        if "mask" in self._fn_takes:
+            kwargs["mask"] = mask
+        if "training" in self._fn_takes:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def compute_mask(self, inputs, mask=None):
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
+
+    def compute_output_shape(self, input_shape):
+        shape = self._output_shape
+        if shape is None:
+            return super().compute_output_shape(input_shape)
+        if callable(shape):
+            return shape(input_shape)
+        first = input_shape
+        while isinstance(first, (list, tuple)) and first and isinstance(first[0],
+                                                                        (list, tuple)):
+            first = first[0]
+        batch = first[0] if isinstance(first, (list, tuple)) and first else None
+        if shape and isinstance(shape[0], (list, tuple)):
+            return [(batch,) + tuple(s) for s in shape]
+        return (batch,) + tuple(shape)
+
+    def get_config(self):
+        """As Keras': the function and ``arguments`` (and ``output_shape`` and ``mask`` when
+        given), as Python objects (a Lambda is rebuilt in code, not loaded from a file)."""
+        config = {**super().get_config(), "function": self.function,
+                  "arguments": dict(self.arguments)}
+        if self._output_shape is not None:
+            config["output_shape"] = self._output_shape
+        if self.mask is not None:
+            config["mask"] = self.mask
+        return config
 
 
 class RepeatVector(Layer):
@@ -703,9 +888,12 @@ class TimeDistributed(Layer):
 
 class Bidirectional(Layer):
     """Run a recurrent layer forwards and a copy of it backwards, and merge their outputs
-    (``merge_mode``: ``"concat"``, ``"sum"``, ``"mul"``, ``"ave"`` or None for a list). With
-    ``return_sequences`` the backward outputs are put back in time order, as Keras does;
-    ``return_state`` adds the forward then the backward final states."""
+    (``merge_mode``: ``"concat"``, ``"sum"``, ``"mul"``, ``"ave"`` or None for the tuple
+    ``(forward, backward)``), as Keras 3: the forward layer is a fresh copy of ``layer``
+    named ``forward_<name>``, the backward one (unless ``backward_layer`` is given) a copy
+    running the other way named ``backward_<name>``. With ``return_sequences`` the backward
+    outputs are put back in time order; ``return_state`` adds the forward then the backward
+    final states (a tuple)."""
 
     autocast = False
     _builds_on_call = False
@@ -714,23 +902,35 @@ class Bidirectional(Layer):
 
     def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None,
                  name=None, **kwargs):
-        from .recurrent import RNN
+        from .recurrent import RNN, _unprefixed
         super().__init__(name=name, **kwargs)
         if not isinstance(layer, RNN):
             raise TypeError(f"Bidirectional: expected a recurrent layer (SimpleRNN, LSTM, GRU, "
                             f"RNN), got {type(layer).__name__}")
+        if backward_layer is not None and not isinstance(backward_layer, RNN):
+            raise TypeError(f"Bidirectional: backward_layer must be a recurrent layer, got "
+                            f"{type(backward_layer).__name__}")
         if merge_mode not in self._MODES:
             raise ValueError(f"Bidirectional: merge_mode must be one of {list(self._MODES)}, "
                              f"got {merge_mode!r}")
         if weights is not None:
             raise ValueError("Bidirectional: weights= is not supported; assign the forward and "
                              "backward layers' variables after the first call")
-        self.forward_layer = layer
+        base = _unprefixed(layer.name)
+        try:
+            self.forward_layer = layer.fresh_copy(name=f"forward_{base}")
+        except TypeError:                   # a subclass made with other arguments: itself
+            self.forward_layer = layer
         self.backward_layer = backward_layer if backward_layer is not None else \
-            layer.reversed_copy()
-        if self.backward_layer.go_backwards == layer.go_backwards:
+            layer.reversed_copy(name=f"backward_{base}")
+        if self.backward_layer.go_backwards == self.forward_layer.go_backwards:
             raise ValueError("Bidirectional: backward_layer must run in the other direction "
                              "(go_backwards) from layer")
+        for attr in ("stateful", "return_sequences", "return_state"):
+            f, b = getattr(self.forward_layer, attr), getattr(self.backward_layer, attr)
+            if f != b:
+                raise ValueError(f"Bidirectional: the forward and backward layers must have "
+                                 f"the same {attr}, got {f} and {b}")
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         # as Keras: with sequences, masked steps give zeros (not the last output) both ways
@@ -766,7 +966,7 @@ class Bidirectional(Layer):
         if self.return_sequences:
             bwd = _sh.reverse(bwd, [1])
         if self.merge_mode is None:
-            merged = [fwd, bwd]
+            merged = (fwd, bwd)
         elif self.merge_mode == "concat":
             merged = _sh.concat([fwd, bwd], axis=-1)
         elif self.merge_mode == "sum":
@@ -776,15 +976,15 @@ class Bidirectional(Layer):
         else:
             merged = (fwd + bwd) * 0.5
         if self.return_state:
-            head = merged if isinstance(merged, list) else [merged]
-            return head + list(f_states) + list(b_states)
+            head = merged if isinstance(merged, tuple) else (merged,)
+            return head + tuple(f_states) + tuple(b_states)
         return merged
 
     def compute_mask(self, inputs, mask=None):
         out = mask if self.return_sequences else None
         heads = [out, out] if self.merge_mode is None else [out]
         if self.return_state:
-            n = len(self.forward_layer.cell._state_sizes)
+            n = len(self.forward_layer.state_size)
             return heads + [None] * (2 * n)
         return heads if self.merge_mode is None else out
 
@@ -807,31 +1007,60 @@ class Bidirectional(Layer):
 
 # --- attention --------------------------------------------------------------------------------
 
-def _large_negative(dtype):
-    """What masked scores get before the softmax (Keras': -1e9, or float16's lowest)."""
-    return -65500.0 if np.dtype(dtype) == np.float16 else -1e9
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _attention_equations(rank, attn_axes):
+    """The einsum equations of multi-head attention over ``attn_axes`` of projected tensors
+    of ``rank`` (``(batch, <other axes>, <attention axes>, heads, channels)``), as Keras:
+    ``(scores, combine, scores rank)``. The scores are ``(batch, <other axes>, heads,
+    <query attention axes>, <key attention axes>)``."""
+    target = _LETTERS[:rank]
+    batch_dims = [i for i in range(rank) if i not in attn_axes and i != rank - 1]
+    source, offset = "", rank
+    for i in range(rank):
+        if i in batch_dims or i == rank - 1:
+            source += target[i]
+        else:
+            source += _LETTERS[offset]
+            offset += 1
+    product = "".join([target[i] for i in batch_dims] + [target[i] for i in attn_axes] +
+                      [source[i] for i in attn_axes])
+    return f"{source},{target}->{product}", f"{product},{source}->{target}", len(product)
 
 
 class MultiHeadAttention(Layer):
     """Multi-head attention, as ``keras.layers.MultiHeadAttention`` (inputs
-    ``[batch, time, features]``).
+    ``[batch, <axes>, features]``, usually ``[batch, time, features]``).
 
     ``mha(query, value, key=None, attention_mask=None, return_attention_scores=False,
-    use_causal_mask=False)``: per head, ``softmax(q k^T / sqrt(key_dim)) v``, then the
-    output projection back to the query's feature size (or ``output_shape``).
-    ``attention_mask`` ``[batch, T, S]`` is true where a query may attend; ``dropout`` drops
-    attention probabilities while training. Weights in Keras' layout: ``query``/``key``
-    kernels ``[features, heads, key_dim]``, ``value`` ``[features, heads, value_dim]``,
-    ``attention_output`` ``[heads, value_dim, out]``, each with its bias.
+    use_causal_mask=False)``: per head, ``softmax(q k^T / sqrt(key_dim)) v`` over
+    ``attention_axes`` (all axes between the batch and the features by default), then the
+    output projection back to the query's feature size (or ``output_shape``, an int or a
+    shape). ``attention_mask`` ``[batch, T, S]`` is true where a query may attend (the
+    inputs' Keras masks, ``use_causal_mask`` and ``sliding_window``, a band of
+    ``|t - s| < sliding_window``, are and-ed in); ``dropout`` drops attention probabilities
+    while training; ``use_gate`` multiplies each head's output by
+    ``sigmoid(query @ gate_kernel + gate_bias)``. As Keras, masked probabilities are zeroed
+    (a query that may attend nowhere gets zeros, not the mean of the values) when the
+    scores are returned, with ``dropout``, or over more than one axis. Weights in Keras'
+    layout and order: ``query``/``key`` kernels ``[features, heads, key_dim]``, (``gate``
+    ``[features, heads, value_dim]``), ``value`` ``[features, heads, value_dim]``,
+    ``attention_output`` ``[heads, value_dim, *output_shape]``, each with its bias.
     """
 
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", seed=None, name=None, **kwargs):
+                 output_shape=None, attention_axes=None, sliding_window=None,
+                 flash_attention=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None,
+                 name=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        from .constraints import get as _get_constraint
+        from .regularizers import get as _get_regularizer
         who = "MultiHeadAttention"
         self.num_heads = _positive_int(num_heads, "num_heads", who)
         self.key_dim = _positive_int(key_dim, "key_dim", who)
@@ -839,25 +1068,41 @@ class MultiHeadAttention(Layer):
                                        "value_dim", who)
         if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
             raise ValueError(f"{who}: dropout must be a float in [0, 1), got {dropout!r}")
-        if attention_axes is not None and tuple(np.atleast_1d(attention_axes)) not in ((1,),
-                                                                                     (-2,)):
-            raise ValueError(f"{who}: only attention over the time axis (attention_axes=None) "
-                             f"is supported, got {attention_axes!r}")
+        if attention_axes is not None:
+            attention_axes = tuple(int(a) for a in np.atleast_1d(attention_axes))
+        self.attention_axes = attention_axes
+        if sliding_window is not None and (isinstance(sliding_window, bool) or not isinstance(
+                sliding_window, (int, np.integer)) or sliding_window <= 0):
+            raise ValueError(f"{who}: sliding_window must be None or a positive int, got "
+                             f"{sliding_window!r}")
+        self.sliding_window = None if sliding_window is None else int(sliding_window)
         self.dropout = float(dropout)
         self.use_bias = bool(use_bias)
-        if output_shape is not None and not isinstance(output_shape, (int, np.integer)):
-            if len(tuple(output_shape)) != 1:
-                raise ValueError(f"{who}: output_shape must be an int (the output feature "
-                                 f"size), got {output_shape!r}")
-            output_shape = tuple(output_shape)[0]
-        self.output_dim = None if output_shape is None else _positive_int(
-            output_shape, "output_shape", who)
+        self.use_gate = bool(use_gate)
+        if output_shape is not None:
+            dims = (output_shape,) if isinstance(output_shape, (int, np.integer)) else tuple(
+                output_shape)
+            output_shape = tuple(_positive_int(d, "output_shape", who) for d in dims)
+        self._output_shape = output_shape
         self.kernel_initializer = _init.get(kernel_initializer)
         self.bias_initializer = _init.get(bias_initializer)
+        self.kernel_regularizer = None if kernel_regularizer is None else \
+            _get_regularizer(kernel_regularizer)
+        self.bias_regularizer = None if bias_regularizer is None else \
+            _get_regularizer(bias_regularizer)
+        self.kernel_constraint = None if kernel_constraint is None else \
+            _get_constraint(kernel_constraint)
+        self.bias_constraint = None if bias_constraint is None else \
+            _get_constraint(bias_constraint)
         self.seed = seed
         self._built_dims = None
 
-    _UNTRACKED = Layer._UNTRACKED | {"_built_dims"}
+    _UNTRACKED = Layer._UNTRACKED | {"_built_dims", "_output_shape"}
+
+    @property
+    def output_dim(self):
+        """The output's last size when ``output_shape`` is one int (None when not given)."""
+        return None if self._output_shape is None else self._output_shape[-1]
 
     def _convert_input(self, x):
         return x
@@ -875,62 +1120,108 @@ class MultiHeadAttention(Layer):
         return super().__call__([q, v, k], **kwargs)
 
     def build(self, shapes):
-        q_shape, v_shape, k_shape = shapes
+        q_shape, v_shape, k_shape = (tuple(s) for s in shapes)
+        rank = len(q_shape)
         for label, shape in (("query", q_shape), ("value", v_shape), ("key", k_shape)):
-            if len(shape) != 3:
+            if len(shape) < 3 or len(shape) != rank:
                 raise ValueError(f"MultiHeadAttention layer '{self.name}': the {label} must be "
-                                 f"[batch, time, features], got shape {tuple(shape)}")
+                                 f"[batch, <axes>, features] of the query's rank, got shape "
+                                 f"{shape}")
+        if v_shape[1:-1] != k_shape[1:-1]:
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': the value and the key "
+                             f"must agree on every axis but the last, got {v_shape} and "
+                             f"{k_shape}")
+        axes = self.attention_axes
+        # (in the projected tensors' axes, as Keras: a negative axis counts from the heads)
+        axes = tuple(range(1, rank - 1)) if axes is None else tuple(
+            a if a >= 0 else rank + a for a in axes)
+        for a in axes:
+            if not 1 <= a < rank - 1:
+                raise ValueError(f"MultiHeadAttention layer '{self.name}': attention axis {a} "
+                                 f"is not an axis between the batch and the features of "
+                                 f"inputs of rank {rank}")
+        self.attention_axes = axes
         h, kd, vd = self.num_heads, self.key_dim, self.value_dim
-        out = self.output_dim or int(q_shape[-1])
+        out = self._output_shape or (int(q_shape[-1]),)
 
         def dense(label, dim_in, per_head):
             kern = self.add_weight(f"{label}/kernel", (int(dim_in), h, per_head),
-                                   self.kernel_initializer)
-            bias = self.add_weight(f"{label}/bias", (h, per_head), self.bias_initializer) \
-                if self.use_bias else None
+                                   self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                   constraint=self.kernel_constraint)
+            bias = self.add_weight(f"{label}/bias", (h, per_head), self.bias_initializer,
+                                   regularizer=self.bias_regularizer,
+                                   constraint=self.bias_constraint) if self.use_bias else None
             return kern, bias
         self.query_kernel, self.query_bias = dense("query", q_shape[-1], kd)
         self.key_kernel, self.key_bias = dense("key", k_shape[-1], kd)
+        self.gate_kernel = self.gate_bias = None
+        if self.use_gate:
+            self.gate_kernel, self.gate_bias = dense("gate", q_shape[-1], vd)
         self.value_kernel, self.value_bias = dense("value", v_shape[-1], vd)
-        self.output_kernel = self.add_weight("attention_output/kernel", (h, vd, out),
-                                             self.kernel_initializer)
-        self.output_bias = self.add_weight("attention_output/bias", (out,),
-                                           self.bias_initializer) if self.use_bias else None
+        self.output_kernel = self.add_weight("attention_output/kernel", (h, vd) + tuple(out),
+                                             self.kernel_initializer,
+                                             regularizer=self.kernel_regularizer,
+                                             constraint=self.kernel_constraint)
+        self.output_bias = self.add_weight("attention_output/bias", tuple(out),
+                                           self.bias_initializer,
+                                           regularizer=self.bias_regularizer,
+                                           constraint=self.bias_constraint) \
+            if self.use_bias else None
         self._built_dims = (int(q_shape[-1]), int(v_shape[-1]), int(k_shape[-1]))
 
     def call(self, inputs, attention_mask=None, return_attention_scores=False, training=False,
              use_causal_mask=False, mask=None):
         from .ops.linalg import einsum
+        from .ops.reduce import reduce_logsumexp
         from . import nn
         q_in, v_in, k_in = inputs
-        if mask is not None:
-            attention_mask = self._keras_attention_mask(mask, attention_mask)
+        rank = q_in._value.ndim
         dims = (q_in._value.shape[-1], v_in._value.shape[-1], k_in._value.shape[-1])
         batches = {q_in._value.shape[0], v_in._value.shape[0], k_in._value.shape[0]}
         if len(batches) > 1:
             raise ValueError(f"MultiHeadAttention layer '{self.name}': the query, value and "
                              f"key batch sizes differ: {sorted(batches)}")
-        if dims != self._built_dims:
+        if dims != self._built_dims or v_in._value.ndim != rank or k_in._value.ndim != rank:
             raise ValueError(f"MultiHeadAttention layer '{self.name}': built for feature sizes "
-                             f"(query, value, key) {self._built_dims}, got {dims}")
+                             f"(query, value, key) {self._built_dims} of rank-{rank} inputs, "
+                             f"got shapes {tuple(q_in.shape)}, {tuple(v_in.shape)}, "
+                             f"{tuple(k_in.shape)}")
+        if mask is not None:
+            attention_mask = self._keras_attention_mask(mask, attention_mask)
+        free = _LETTERS[:rank - 1]
 
         def project(x, kern, bias):
-            y = einsum("btd,dhk->bthk", x, kern)
+            y = einsum(f"{free}y,ynz->{free}nz", x, kern)
             return y + bias if bias is not None else y
         q = project(q_in, self.query_kernel, self.query_bias) * (1.0 / np.sqrt(self.key_dim))
         k = project(k_in, self.key_kernel, self.key_bias)
         v = project(v_in, self.value_kernel, self.value_bias)
-        scores = einsum("bthk,bshk->bhts", q, k)
-        mask = self._mask(attention_mask, use_causal_mask, q_in, v_in)
+        axes = self.attention_axes
+        n = len(axes)
+        dot_eq, combine_eq, scores_rank = _attention_equations(rank + 1, axes)
+        scores = einsum(dot_eq, k, q)
+        mask = self._mask(attention_mask, use_causal_mask, q_in, v_in, scores, n)
         if mask is not None:
             blocked = _core.zeros_like(scores) + _large_negative(scores._value.dtype)
             scores = _m.where(mask, scores, blocked)
-        probs = nn.softmax(scores, axis=-1)
+        if n == 1:
+            probs = nn.softmax(scores, axis=-1)
+        else:
+            last = list(range(scores_rank - n, scores_rank))
+            probs = _m.exp(scores - reduce_logsumexp(scores, axis=last, keepdims=True))
+        if mask is not None and (return_attention_scores or self.dropout or rank != 3):
+            # Keras' explicit path (a masked softmax): masked probabilities are zeros
+            probs = probs * _core.cast(mask, probs._value.dtype)
         dropped = probs
         if training and self.dropout:
-            dropped = nn.dropout(probs, rate=self.dropout, rng=self._seeded_generator(probs._device))
-        ctx = einsum("bhts,bshv->bthv", dropped, v)
-        out = einsum("bthv,hvo->bto", ctx, self.output_kernel)
+            dropped = nn.dropout(probs, rate=self.dropout,
+                                 rng=self._seeded_generator(probs._device))
+        ctx = einsum(combine_eq, dropped, v)                 # [batch, <axes>, heads, vd]
+        if self.gate_kernel is not None:
+            ctx = ctx * _m.sigmoid(project(q_in, self.gate_kernel, self.gate_bias))
+        out_letters = _LETTERS[rank + 1:rank + 1 + len(self.output_kernel.shape) - 2]
+        out = einsum(f"{free}nz,nz{out_letters}->{free}{out_letters}", ctx,
+                     self.output_kernel)
         if self.output_bias is not None:
             out = out + self.output_bias
         return (out, probs) if return_attention_scores else out
@@ -945,7 +1236,7 @@ class MultiHeadAttention(Layer):
             parts.append(_sh.expand_dims(convert_to_tensor(q_mask, dtype="bool"), -1))
         for m in (v_mask, k_mask):
             if m is not None:
-                parts.append(_sh.expand_dims(convert_to_tensor(m, dtype="bool"), 1))
+                parts.append(_sh.expand_dims(convert_to_tensor(m, dtype="bool"), -2))
         if attention_mask is not None:
             a = attention_mask if isinstance(attention_mask, Tensor) else \
                 convert_to_tensor(attention_mask)
@@ -960,34 +1251,77 @@ class MultiHeadAttention(Layer):
     def compute_mask(self, inputs, mask=None):
         return mask[0] if isinstance(mask, (list, tuple)) and mask else None
 
-    def _mask(self, attention_mask, causal, q_in, v_in):
+    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
+        """The output's shape for a query of ``query_shape`` (Keras' signature:
+        ``(query_shape, value_shape, key_shape=None)``; a list of the shapes works too)."""
+        if value_shape is None and isinstance(query_shape, (list, tuple)) and query_shape \
+                and isinstance(query_shape[0], (list, tuple)):
+            query_shape, value_shape, key_shape = (list(query_shape) + [None, None])[:3]
+        query_shape = tuple(query_shape)
+        if value_shape is not None and key_shape is not None and \
+                tuple(value_shape)[1:-1] != tuple(key_shape)[1:-1]:
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': the value and the key "
+                             f"must agree on every axis but the last, got {tuple(value_shape)} "
+                             f"and {tuple(key_shape)}")
+        if self._output_shape:
+            return query_shape[:-1] + tuple(self._output_shape)
+        return query_shape
+
+    def _mask(self, attention_mask, causal, q_in, v_in, scores, n_axes):
+        """The boolean mask of the scores: the attention mask (``[B, T, S]``, expanded as
+        Keras from the heads axis on), the causal and the sliding-window bands."""
         t, s = q_in._value.shape[1], v_in._value.shape[1]
-        mask = None
+        parts = []
         if attention_mask is not None:
             m = attention_mask if isinstance(attention_mask, Tensor) else \
                 convert_to_tensor(attention_mask)
-            if m._value.dtype != np.bool_:
-                m = _m.not_equal(m, 0)
-            shape = tuple(m._value.shape)
-            if len(shape) not in (2, 3) or shape[-2] not in (1, t) or shape[-1] not in (1, s):
-                raise ValueError(f"MultiHeadAttention layer '{self.name}': attention_mask of "
-                                 f"shape {shape} does not fit {t} queries and {s} keys "
-                                 f"(expected [batch, {t}, {s}])")
-            if m._value.ndim == 3:
-                m = _sh.expand_dims(m, 1)                 # [batch, 1 (heads), T, S]
-            mask = m
-        if causal:
+            parts.append(m if m._value.dtype == np.bool_ else _m.not_equal(m, 0))
+        if causal or self.sliding_window is not None:
             from .ops.shape import range as _range, reshape
-            rows = reshape(_range(t), (t, 1))
-            cols = reshape(_range(s), (1, s))
-            tri = rows >= cols
-            mask = tri if mask is None else _m.logical_and(mask, tri)
+            rows = reshape(_range(t), (1, t, 1))
+            cols = reshape(_range(s), (1, 1, s))
+            if causal:
+                parts.append(rows >= cols)
+            if self.sliding_window is not None:
+                parts.append(_m.abs(rows - cols) < self.sliding_window)
+        if not parts:
+            return None
+        mask = parts[0]
+        for m in parts[1:]:
+            mask = _m.logical_and(mask, m)
+        want = tuple(scores._value.shape)
+        if mask._value.ndim > len(want):
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': attention_mask of "
+                             f"shape {tuple(mask._value.shape)} has more axes than the scores "
+                             f"{want}")
+        while mask._value.ndim < len(want):
+            mask = _sh.expand_dims(mask, -2 * n_axes - 1)
+        shape = tuple(mask._value.shape)
+        if any(m not in (1, w) for m, w in zip(shape, want)):
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': attention_mask of "
+                             f"shape {tuple(parts[0]._value.shape)} does not fit {t} queries "
+                             f"and {s} keys (expected [batch, {t}, {s}])")
         return mask
 
     def get_config(self):
+        from .constraints import serialize as _serialize_constraint
+        from .regularizers import serialize as _serialize_regularizer
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
-                "use_bias": self.use_bias, "output_shape": self.output_dim, "seed": self.seed}
+                "use_bias": self.use_bias, "use_gate": self.use_gate,
+                "output_shape": self._output_shape, "attention_axes": self.attention_axes,
+                "sliding_window": self.sliding_window,
+                "kernel_regularizer": None if self.kernel_regularizer is None else
+                _serialize_regularizer(self.kernel_regularizer),
+                "bias_regularizer": None if self.bias_regularizer is None else
+                _serialize_regularizer(self.bias_regularizer),
+                "kernel_constraint": None if self.kernel_constraint is None else
+                _serialize_constraint(self.kernel_constraint),
+                "bias_constraint": None if self.bias_constraint is None else
+                _serialize_constraint(self.bias_constraint),
+                "activity_regularizer": None, "seed": self.seed,
+                **{k: v for k, v in super().get_config().items()
+                   if k == "activity_regularizer"}}
 
 
 # --- 1-D pooling ----------------------------------------------------------------------------
@@ -999,7 +1333,7 @@ class _Pool1D(Layer):
                  **kwargs):
         super().__init__(name=name, **kwargs)
         who = type(self).__name__
-        _channels_last(data_format, who, "NWC")
+        self.data_format = _data_format(data_format, who)
         self.pool_size = _one(pool_size, "pool_size", who)
         self.strides = self.pool_size if strides is None else _one(strides, "strides", who)
         self.padding = _padding(padding, who)
@@ -1007,16 +1341,18 @@ class _Pool1D(Layer):
 
     def call(self, inputs):
         from . import nn
-        if self.padding == "valid" and inputs._value.shape[1] < self.pool_size:
+        x = _channels_to_last(inputs, self.data_format)
+        if self.padding == "valid" and x._value.shape[1] < self.pool_size:
             raise ValueError(f"{type(self).__name__} layer '{self.name}': input of shape "
                              f"{tuple(inputs._value.shape)} is shorter than the pool "
                              f"{self.pool_size} with padding 'valid'")
-        return getattr(nn, self._op)(inputs, self.pool_size, self.strides,
-                                     self.padding.upper())
+        y = getattr(nn, self._op)(x, self.pool_size, self.strides, self.padding.upper())
+        return _channels_back(y, self.data_format)
 
     def get_config(self):
         return {**super().get_config(), "pool_size": (self.pool_size,),
-                "strides": (self.strides,), "padding": self.padding}
+                "strides": (self.strides,), "padding": self.padding,
+                "data_format": self.data_format}
 
 
 def _one(value, what, who):
@@ -1131,7 +1467,7 @@ class DepthwiseConv2D(Layer):
                  **kwargs):
         super().__init__(name=name, **kwargs)
         who = type(self).__name__
-        _channels_last(data_format, who)
+        self.data_format = _data_format(data_format, who)
         self.kernel_size = _pair(kernel_size, "kernel_size", who)
         self.strides = _pair(strides, "strides", who)
         self.padding = _padding(padding, who)
@@ -1148,22 +1484,24 @@ class DepthwiseConv2D(Layer):
                                self.kernel_initializer)
 
     def build(self, input_shape):
-        in_ch = int(input_shape[-1])
+        axis = _channel_axis(self.data_format)
+        in_ch = int(input_shape[axis])
         self.depthwise_kernel = self._depthwise(in_ch)
         self.bias = self.add_weight("bias", (in_ch * self.depth_multiplier,),
                                     self.bias_initializer) if self.use_bias else None
-        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+        self.input_spec = InputSpec(ndim=4, axes={axis: in_ch})
 
     def call(self, inputs):
         from . import nn
-        y = nn.depthwise_conv2d(inputs, self.depthwise_kernel, self.strides,
+        x = _channels_to_last(inputs, self.data_format)
+        y = nn.depthwise_conv2d(x, self.depthwise_kernel, self.strides,
                                 self.padding.upper(), dilations=self.dilation_rate)
-        return _bias_activation(self, y)
+        return _channels_back(_bias_activation(self, y), self.data_format)
 
     def get_config(self):
         return {**super().get_config(), "kernel_size": self.kernel_size,
                 "strides": self.strides, "padding": self.padding,
-                "depth_multiplier": self.depth_multiplier,
+                "depth_multiplier": self.depth_multiplier, "data_format": self.data_format,
                 "dilation_rate": self.dilation_rate,
                 "activation": _activation_name(self.activation), "use_bias": self.use_bias}
 
@@ -1194,53 +1532,173 @@ class SeparableConv2D(DepthwiseConv2D):
         self.pointwise_initializer = _init.get(pointwise_initializer)
 
     def build(self, input_shape):
-        in_ch = int(input_shape[-1])
+        axis = _channel_axis(self.data_format)
+        in_ch = int(input_shape[axis])
         self.depthwise_kernel = self._depthwise(in_ch)
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel", (1, 1, in_ch * self.depth_multiplier, self.filters),
             self.pointwise_initializer)
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
             if self.use_bias else None
-        self.input_spec = InputSpec(ndim=4, axes={-1: in_ch})
+        self.input_spec = InputSpec(ndim=4, axes={axis: in_ch})
 
     def call(self, inputs):
         from . import nn
-        y = nn.separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel,
+        x = _channels_to_last(inputs, self.data_format)
+        y = nn.separable_conv2d(x, self.depthwise_kernel, self.pointwise_kernel,
                                 self.strides, self.padding.upper(),
                                 dilations=self.dilation_rate)
-        return _bias_activation(self, y)
+        return _channels_back(_bias_activation(self, y), self.data_format)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters}
 
 
+class _OneD:
+    """The 1-D forms of the depthwise and separable convolutions, over ``(batch, steps,
+    channels)`` inputs (``(batch, channels, steps)`` with ``data_format="channels_first"``):
+    Keras' 1-D kernels (no height axis), run as the 2-D convolution of a one-row image."""
+
+    @staticmethod
+    def _one_d(value, what, who):
+        return (1, _one(value, what, who))
+
+    def _depthwise(self, in_ch):
+        return self.add_weight("depthwise_kernel",
+                               self.kernel_size[1:] + (in_ch, self.depth_multiplier),
+                               self.kernel_initializer)
+
+    def _conv2d(self, x):
+        raise NotImplementedError
+
+    def call(self, inputs):
+        x = _sh.expand_dims(_channels_to_last(inputs, self.data_format), 1)
+        y = _sh.squeeze(self._conv2d(x), [1])
+        return _channels_back(_bias_activation(self, y), self.data_format)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(kernel_size=self.kernel_size[1:], strides=self.strides[1:],
+                      dilation_rate=self.dilation_rate[1:])
+        return config
+
+
+class DepthwiseConv1D(_OneD, DepthwiseConv2D):
+    """Each input channel of ``(batch, steps, channels)`` inputs convolved with
+    ``depth_multiplier`` filters of its own: kernel ``depthwise_kernel`` ``(kernel_size,
+    channels, depth_multiplier)``, ``channels * depth_multiplier`` outputs, as Keras."""
+
+    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 **kwargs):
+        who = "DepthwiseConv1D"
+        super().__init__(self._one_d(kernel_size, "kernel_size", who),
+                         strides=self._one_d(strides, "strides", who), padding=padding,
+                         depth_multiplier=depth_multiplier, data_format=data_format,
+                         dilation_rate=self._one_d(dilation_rate, "dilation_rate", who),
+                         activation=activation, use_bias=use_bias,
+                         depthwise_initializer=depthwise_initializer,
+                         bias_initializer=bias_initializer, name=name, **kwargs)
+        self.input_spec = InputSpec(ndim=3)
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        self.input_spec = InputSpec(ndim=3, axes=self.input_spec.axes)
+
+    def _conv2d(self, x):
+        from . import nn
+        return nn.depthwise_conv2d(x, _sh.expand_dims(self.depthwise_kernel, 0), self.strides,
+                                   self.padding.upper(), dilations=self.dilation_rate)
+
+
+class SeparableConv1D(_OneD, SeparableConv2D):
+    """A depthwise convolution then a pointwise one to ``filters`` channels over
+    ``(batch, steps, channels)`` inputs, as Keras: weights ``depthwise_kernel``
+    ``(kernel_size, channels, depth_multiplier)``, ``pointwise_kernel`` ``(1, channels *
+    depth_multiplier, filters)``, ``bias`` ``(filters,)``."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", name=None, **kwargs):
+        who = "SeparableConv1D"
+        super().__init__(filters, self._one_d(kernel_size, "kernel_size", who),
+                         strides=self._one_d(strides, "strides", who), padding=padding,
+                         data_format=data_format,
+                         dilation_rate=self._one_d(dilation_rate, "dilation_rate", who),
+                         depth_multiplier=depth_multiplier, activation=activation,
+                         use_bias=use_bias, depthwise_initializer=depthwise_initializer,
+                         pointwise_initializer=pointwise_initializer,
+                         bias_initializer=bias_initializer, name=name, **kwargs)
+        self.input_spec = InputSpec(ndim=3)
+
+    def build(self, input_shape):
+        axis = _channel_axis(self.data_format)
+        in_ch = int(input_shape[axis])
+        self.depthwise_kernel = self._depthwise(in_ch)
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel", (1, in_ch * self.depth_multiplier, self.filters),
+            self.pointwise_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(ndim=3, axes={axis: in_ch})
+
+    def _conv2d(self, x):
+        from . import nn
+        return nn.separable_conv2d(x, _sh.expand_dims(self.depthwise_kernel, 0),
+                                   _sh.expand_dims(self.pointwise_kernel, 0), self.strides,
+                                   self.padding.upper(), dilations=self.dilation_rate)
+
+
 # --- noise ------------------------------------------------------------------------------------
 
 class _SpatialDropout(Dropout):
-    """Dropout of whole feature maps: one draw per example and channel."""
+    """Dropout of whole feature maps: one draw per example and channel (the last axis, or
+    axis 1 with ``data_format="channels_first"``); the identity at inference."""
 
     _ndim = None
+    _has_data_format = True
 
     def __init__(self, rate, data_format=None, seed=None, name=None, **kwargs):
         super().__init__(rate, seed=seed, name=name, **kwargs)
-        _channels_last(data_format, type(self).__name__)
+        self.data_format = _data_format(data_format, type(self).__name__)
         self.input_spec = InputSpec(ndim=self._ndim)
 
     def _noise_shape(self, inputs):
         shape = inputs._value.shape
+        if self.data_format == "channels_first":
+            return (shape[0], shape[1]) + (1,) * (len(shape) - 2)
         return (shape[0],) + (1,) * (len(shape) - 2) + (shape[-1],)
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("noise_shape", "trainable"):     # (not arguments of Keras' layers)
+            config.pop(key, None)
+        if self._has_data_format:
+            config["data_format"] = self.data_format
+        return config
 
 
 class SpatialDropout1D(_SpatialDropout):
     """Dropout of whole channels of ``(batch, steps, channels)`` inputs."""
 
     _ndim = 3
+    _has_data_format = False
 
 
 class SpatialDropout2D(_SpatialDropout):
-    """Dropout of whole channels of NHWC inputs."""
+    """Dropout of whole channels of NHWC inputs (NCHW with
+    ``data_format="channels_first"``)."""
 
     _ndim = 4
+
+
+class SpatialDropout3D(_SpatialDropout):
+    """Dropout of whole channels of ``(batch, d1, d2, d3, channels)`` inputs (channels
+    first with ``data_format="channels_first"``)."""
+
+    _ndim = 5
 
 
 class GaussianDropout(Layer):
@@ -1314,8 +1772,7 @@ class AlphaDropout(Layer):
         return a * x + b
 
     def get_config(self):
-        return {**super().get_config(), "rate": self.rate, "seed": self.seed,
-                "noise_shape": None if self.noise_shape is None else list(self.noise_shape)}
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
 
 
 class ActivityRegularization(Layer):
@@ -1347,9 +1804,13 @@ class ActivityRegularization(Layer):
 class Normalization(Layer):
     """``(x - mean) / sqrt(variance)`` per feature along ``axis`` (``invert=True``: the
     inverse), with the statistics given or learned by :meth:`adapt` from data, as Keras'
-    ``Normalization``. They are non-trainable weights ``mean`` and ``variance``."""
+    ``Normalization``. Learned ones are non-trainable weights ``mean`` and ``variance``;
+    given ones are constants (the layer has no weights, as Keras 3), their axes lined up from
+    the right with the kept axes. The layer passes a mask on."""
 
     _UNTRACKED = Layer._UNTRACKED | {"_given"}
+
+    supports_masking = True
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -1385,17 +1846,28 @@ class Normalization(Layer):
 
     def build(self, input_shape):
         shape = self._stat_shape(input_shape)
-        self.mean = self.add_weight("mean", shape, "zeros", trainable=False)
-        self.variance = self.add_weight("variance", shape, "ones", trainable=False)
-        if self._given is not None:
-            mean, var = self._given
-            try:
-                self.mean.assign(np.broadcast_to(mean, shape).astype(self._dtype))
-                self.variance.assign(np.broadcast_to(var, shape).astype(self._dtype))
-            except ValueError:
-                raise ValueError(f"Normalization layer '{self.name}': mean of shape "
-                                 f"{mean.shape} and variance of shape {var.shape} do not "
-                                 f"broadcast to the statistics' shape {shape}") from None
+        if self._given is None:
+            self.mean = self.add_weight("mean", shape, "zeros", trainable=False)
+            self.variance = self.add_weight("variance", shape, "ones", trainable=False)
+            return
+        # given statistics are constants, not weights (as Keras 3): their axes line up,
+        # from the right, with the kept axes
+        kept = self._kept(len(input_shape))
+        mean, var = self._given
+        if mean.shape != var.shape or mean.ndim > len(kept):
+            raise ValueError(f"Normalization layer '{self.name}': mean and variance must have "
+                             f"one shape, of at most {len(kept)} axes (axis={self.axis}), "
+                             f"got {mean.shape} and {var.shape}")
+        full = [1] * len(input_shape)
+        for i in range(1, mean.ndim + 1):
+            full[kept[-i]] = mean.shape[-i]
+        try:
+            self.mean, self.variance = (convert_to_tensor(np.broadcast_to(
+                v.reshape(full[1:]), shape).astype(self._compute_dtype)) for v in (mean, var))
+        except ValueError:
+            raise ValueError(f"Normalization layer '{self.name}': mean of shape "
+                             f"{mean.shape} and variance of shape {var.shape} do not "
+                             f"broadcast to the statistics' shape {shape}") from None
 
     def adapt(self, data, batch_size=None, steps=None):
         """Set ``mean`` and ``variance`` from ``data`` (an array, a tensor, or a
@@ -1430,6 +1902,9 @@ class Normalization(Layer):
             count = total
         if mean is None:
             raise ValueError(f"Normalization layer '{self.name}'.adapt: the data is empty")
+        if self._given is not None:
+            raise ValueError(f"Normalization layer '{self.name}'.adapt: the layer was made "
+                             "with mean and variance; make it without them to adapt it")
         if not self.built:
             with _device_scope_of(data):
                 self.build(shape)
@@ -1446,7 +1921,10 @@ class Normalization(Layer):
         return (inputs - self.mean) / std
 
     def get_config(self):
-        return {**super().get_config(), "axis": self.axis, "invert": self.invert}
+        given = self._given
+        return {**super().get_config(), "axis": self.axis, "invert": self.invert,
+                "mean": None if given is None else given[0].tolist(),
+                "variance": None if given is None else given[1].tolist()}
 
 
 def _device_scope_of(data):
@@ -1479,6 +1957,7 @@ class Dot(Layer):
         if len(pair) != 2:
             raise ValueError(f"Dot: axes must be an int or a pair of ints, got {axes!r}")
         self.axes = tuple(int(a) for a in pair)
+        self._axes_arg = int(axes) if isinstance(axes, (int, np.integer)) else self.axes
         self.normalize = bool(normalize)
 
     def call(self, inputs):
@@ -1512,7 +1991,7 @@ class Dot(Layer):
         return out
 
     def get_config(self):
-        return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}
+        return {**super().get_config(), "axes": self._axes_arg, "normalize": self.normalize}
 
 
 class Attention(Layer):
@@ -1654,11 +2133,12 @@ class AdditiveAttention(Attention):
 # --- more normalizations -------------------------------------------------------------------
 
 class GroupNormalization(Layer):
-    """Normalize each example over groups of channels (the last axis split into ``groups``
-    of equal size), then scale by ``gamma`` and shift by ``beta`` per channel, as Keras'
-    ``GroupNormalization`` (``groups=1``: layer norm over all features; ``groups=channels``:
-    instance norm)."""
+    """Normalize each example over groups of channels (the channel axis, ``axis``, the last
+    by default, split into ``groups`` of equal size), then scale by ``gamma`` and shift by
+    ``beta`` per channel, as Keras' ``GroupNormalization`` (``groups=1``: layer norm over
+    all features; ``groups=channels``: instance norm). It passes a mask on."""
 
+    supports_masking = True
     _REGULARIZABLE = {"gamma": "gamma", "beta": "beta"}
     _INITIALIZER_ARGS = {"beta_initializer": "beta_initializer",
                          "gamma_initializer": "gamma_initializer"}
@@ -1667,18 +2147,24 @@ class GroupNormalization(Layer):
                  beta_initializer="zeros", gamma_initializer="ones", name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.groups = _positive_int(groups, "groups", "GroupNormalization")
-        if axis != -1:
-            raise ValueError("GroupNormalization: only axis=-1 (channels last) is supported, "
-                             f"got {axis!r}")
-        self.axis = -1
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"GroupNormalization: axis must be an int, got {axis!r}")
+        self.axis = int(axis)
         self.epsilon = float(epsilon)
         self.center, self.scale = bool(center), bool(scale)
         self.beta_initializer = _init.get(beta_initializer)
         self.gamma_initializer = _init.get(gamma_initializer)
         self.input_spec = InputSpec(min_ndim=2)
 
+    def _channel_axis(self, ndim):
+        if not -ndim < self.axis < ndim or self.axis % ndim == 0:
+            raise ValueError(f"GroupNormalization layer '{self.name}': axis {self.axis} is "
+                             f"not a channel axis of inputs of rank {ndim}")
+        return self.axis % ndim
+
     def build(self, input_shape):
-        c = int(input_shape[-1])
+        axis = self._channel_axis(len(input_shape))
+        c = int(input_shape[axis])
         if c % self.groups:
             raise ValueError(f"GroupNormalization layer '{self.name}': {c} channels do not "
                              f"split into {self.groups} groups")
@@ -1686,19 +2172,29 @@ class GroupNormalization(Layer):
             else None
         self.beta = self.add_weight("beta", (c,), self.beta_initializer) if self.center \
             else None
-        self.input_spec = InputSpec(min_ndim=2, axes={-1: c})
+        self.input_spec = InputSpec(min_ndim=2, axes={axis: c})
 
     def call(self, inputs):
         from . import nn
-        shape = tuple(inputs._value.shape)
+        ndim = inputs._value.ndim
+        axis = self._channel_axis(ndim)
+        x = inputs
+        if axis != ndim - 1:                     # the channels last, then back
+            x = _sh.transpose(x, [a for a in range(ndim) if a != axis] + [axis])
+        shape = tuple(x._value.shape)
         c = shape[-1]
-        g = _sh.reshape(inputs, shape[:-1] + (self.groups, c // self.groups))
+        g = _sh.reshape(x, shape[:-1] + (self.groups, c // self.groups))
         axes = list(range(1, len(shape) - 1)) + [len(shape)]   # all but batch and group
         mean, variance = nn.moments(g, axes=axes, keepdims=True)
         y = _sh.reshape((g - mean) * _m.rsqrt(variance + self.epsilon), shape)
         if self.gamma is not None:
             y = y * self.gamma
-        return y + self.beta if self.beta is not None else y
+        if self.beta is not None:
+            y = y + self.beta
+        if axis != ndim - 1:
+            order = [a for a in range(ndim) if a != axis] + [axis]
+            y = _sh.transpose(y, [order.index(a) for a in range(ndim)])
+        return y
 
     def get_config(self):
         return {**super().get_config(), "groups": self.groups, "axis": self.axis,
@@ -1725,70 +2221,142 @@ class UnitNormalization(Layer):
 
 # --- image preprocessing ----------------------------------------------------------------------
 
-def _resize(x, height, width, interpolation="bilinear", crop_to_aspect_ratio=False):
-    """NHWC images resized to ``(height, width)`` in their dtype, first cropped to the
-    largest centred window of that aspect ratio when asked."""
+def _aspect_box(size, target, other, other_target):
+    """Keras' crop or pad box along one axis: ``int(other * target / other_target)`` in
+    float32, as Keras computes it."""
+    return int(np.float32(other * target) / np.float32(other_target))
+
+
+def _resize(x, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
+            pad_to_aspect_ratio=False, fill_value=0.0, antialias=False):
+    """NHWC images resized to ``(height, width)`` (a float result), first cropped to the
+    largest centred window of that aspect ratio, or padded with ``fill_value`` on both
+    sides to it, when asked (Keras' ``ops.image.resize``)."""
     from . import image
+    h, w = x._value.shape[-3], x._value.shape[-2]
     if crop_to_aspect_ratio:
-        h, w = x._value.shape[-3], x._value.shape[-2]
-        ch = min(h, int(round(w * height / width)))
-        cw = min(w, int(round(h * width / height)))
-        x = _center_crop(x, ch, cw)
-    y = image.resize(x, [height, width], method=interpolation)
-    return y if y._value.dtype == x._value.dtype else _core.cast(y, x._value.dtype)
+        ch = max(min(h, _aspect_box(h, height, w, width)), 1)
+        cw = max(min(w, _aspect_box(w, width, h, height)), 1)
+        top, left = int(np.float32(h - ch) / 2), int(np.float32(w - cw) / 2)
+        x = x[..., top:top + ch, left:left + cw, :]
+    elif pad_to_aspect_ratio:
+        ph = max(h, _aspect_box(h, height, w, width))
+        pw = max(w, _aspect_box(w, width, h, height))
+        top, left = int(np.float32(ph - h) / 2), int(np.float32(pw - w) / 2)
+        if top > 0 or left > 0:
+            pads = [[0, 0]] * (x._value.ndim - 3) + [[top, top], [left, left], [0, 0]]
+            x = _sh.pad(x, pads, constant_values=fill_value)
+    return image.resize(x, [height, width], method=interpolation, antialias=antialias)
 
 
 def _center_crop(x, height, width):
-    """The centred ``(height, width)`` window of NHWC images (resized up when smaller)."""
+    """The centred ``(height, width)`` window of NHWC images (when an image is smaller, the
+    largest centred window of that aspect ratio resized bilinearly, as Keras'
+    ``smart_resize``)."""
     h, w = x._value.shape[-3], x._value.shape[-2]
     if h < height or w < width:
-        return _resize(x, height, width, crop_to_aspect_ratio=True)
+        y = _resize(x, height, width, crop_to_aspect_ratio=True)
+        return y if y._value.dtype == x._value.dtype else _core.cast(y, x._value.dtype)
     top, left = (h - height) // 2, (w - width) // 2
     return x[..., top:top + height, left:left + width, :]
 
 
+def _float_input(layer, x):
+    """``x`` as a tensor, floats cast to the layer's compute dtype (integer images kept)."""
+    if not isinstance(x, Tensor):
+        x = convert_to_tensor(x)
+    dt = layer._compute_dtype
+    if x._value.dtype.kind == "f" and x._value.dtype != dt:
+        x = _core.cast(x, dt)
+    return x
+
+
 class Resizing(Layer):
-    """Resize NHWC images to ``(height, width)`` (``gt.image.resize``: ``"bilinear"`` or
-    ``"nearest"``); ``crop_to_aspect_ratio`` first crops the largest centred window of the
-    target's aspect ratio."""
+    """Resize images to ``(height, width)`` with ``gt.image.resize`` (``interpolation``:
+    ``"bilinear"``, ``"nearest"``, ``"bicubic"``, ``"area"``, ``"lanczos3"``,
+    ``"lanczos5"``, ``"gaussian"``, ``"mitchellcubic"``; ``antialias``), as Keras':
+    ``crop_to_aspect_ratio`` first crops the largest centred window of the target's aspect
+    ratio, ``pad_to_aspect_ratio`` pads both sides with ``fill_value`` to it. NHWC images
+    (NCHW with ``data_format="channels_first"``); integer images stay integers (rounded)."""
 
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
-                 name=None, **kwargs):
+                 pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0,
+                 antialias=False, data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        from .image import _METHODS
         self.height = _positive_int(height, "height", "Resizing")
         self.width = _positive_int(width, "width", "Resizing")
-        if interpolation not in ("bilinear", "nearest"):
-            raise ValueError(f"Resizing: interpolation must be 'bilinear' or 'nearest', got "
+        if interpolation not in _METHODS:
+            raise ValueError(f"Resizing: interpolation must be one of {list(_METHODS)}, got "
                              f"{interpolation!r}")
+        if fill_mode != "constant":
+            raise ValueError(f"Resizing: only fill_mode='constant' is supported, got "
+                             f"{fill_mode!r}")
+        if crop_to_aspect_ratio and pad_to_aspect_ratio:
+            raise ValueError("Resizing: give crop_to_aspect_ratio or pad_to_aspect_ratio, "
+                             "not both")
         self.interpolation = interpolation
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.pad_to_aspect_ratio = bool(pad_to_aspect_ratio)
+        self.fill_mode = fill_mode
+        self.fill_value = float(fill_value)
+        self.antialias = bool(antialias)
+        self.data_format = _data_format(data_format, "Resizing")
         self.input_spec = InputSpec(min_ndim=3)
 
+    def _convert_input(self, x):
+        return _float_input(self, x)
+
     def call(self, inputs):
-        return _resize(inputs, self.height, self.width, self.interpolation,
-                       self.crop_to_aspect_ratio)
+        first = self.data_format == "channels_first"
+        x = inputs
+        if first:
+            x = _sh.transpose(x, [0, 2, 3, 1] if x._value.ndim == 4 else [1, 2, 0])
+        y = _resize(x, self.height, self.width, self.interpolation,
+                    self.crop_to_aspect_ratio, self.pad_to_aspect_ratio, self.fill_value,
+                    self.antialias)
+        dt = inputs._value.dtype
+        if y._value.dtype != dt:
+            if dt.kind in "iu":                          # rounded, saturated, as Keras
+                info = np.iinfo(dt)
+                y = _m.minimum(_m.maximum(_m.round(y), float(info.min)), float(info.max))
+            y = _core.cast(y, dt)
+        if first:
+            y = _sh.transpose(y, [0, 3, 1, 2] if y._value.ndim == 4 else [2, 0, 1])
+        return y
 
     def get_config(self):
         return {**super().get_config(), "height": self.height, "width": self.width,
                 "interpolation": self.interpolation,
-                "crop_to_aspect_ratio": self.crop_to_aspect_ratio}
+                "crop_to_aspect_ratio": self.crop_to_aspect_ratio,
+                "pad_to_aspect_ratio": self.pad_to_aspect_ratio, "fill_mode": self.fill_mode,
+                "fill_value": self.fill_value, "antialias": self.antialias,
+                "data_format": self.data_format}
 
 
 class CenterCrop(Layer):
-    """The centred ``(height, width)`` window of NHWC images (resized up first when an
-    image is smaller, as Keras)."""
+    """The centred ``(height, width)`` window of images (resized up first when an image is
+    smaller, as Keras), in the compute dtype; NHWC images (NCHW with
+    ``data_format="channels_first"``)."""
 
-    def __init__(self, height, width, name=None, **kwargs):
+    def __init__(self, height, width, data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.height = _positive_int(height, "height", "CenterCrop")
         self.width = _positive_int(width, "width", "CenterCrop")
+        self.data_format = _data_format(data_format, "CenterCrop")
         self.input_spec = InputSpec(min_ndim=3)
 
     def call(self, inputs):
-        return _center_crop(inputs, self.height, self.width)
+        if self.data_format != "channels_first":
+            return _center_crop(inputs, self.height, self.width)
+        four = inputs._value.ndim == 4
+        x = _sh.transpose(inputs, [0, 2, 3, 1] if four else [1, 2, 0])
+        y = _center_crop(x, self.height, self.width)
+        return _sh.transpose(y, [0, 3, 1, 2] if four else [2, 0, 1])
 
     def get_config(self):
-        return {**super().get_config(), "height": self.height, "width": self.width}
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "data_format": self.data_format}
 
 
 class RandomFlip(Layer):

@@ -733,7 +733,8 @@ def _default_clone(layer):
         return TFOpLambda(layer.function, name=layer.name)
     if type(layer) is Lambda:
         return Lambda(layer.function, arguments=dict(layer.arguments), name=layer.name,
-                      trainable=layer.trainable, dtype=layer.dtype_policy.name)
+                      trainable=layer.trainable, dtype=layer.dtype_policy.name,
+                      output_shape=layer._output_shape, mask=layer.mask)
     try:
         config = layer.get_config()
         return type(layer).from_config(config)

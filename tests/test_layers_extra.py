@@ -243,11 +243,13 @@ def test_layers_work_on_their_inputs_device_from_any_scope():
 
 
 def test_argument_checks():
+    x = np.random.default_rng(0).standard_normal((1, 4, 5, 2)).astype(np.float32)
     for cls in (L.UpSampling2D, L.ZeroPadding2D, L.Cropping2D):
-        with pytest.raises(ValueError, match="only data_format='channels_last'"):
-            cls(data_format="channels_first")
-    with pytest.raises(ValueError, match="output_shape must be an int"):
-        L.MultiHeadAttention(2, 3, output_shape=(2, 3))
+        last = cls()(x).numpy()              # channels_first: the same, axes moved
+        first = cls(data_format="channels_first")(np.moveaxis(x, -1, 1)).numpy()
+        np.testing.assert_array_equal(np.moveaxis(first, 1, -1), last)
+    assert L.MultiHeadAttention(2, 3, output_shape=(2, 3))(
+        gt.ones([1, 2, 4]), gt.ones([1, 2, 4])).shape == (1, 2, 2, 3)
     assert L.MultiHeadAttention(2, 3, output_shape=(5,))(gt.ones([1, 2, 4]),
                                                         gt.ones([1, 2, 4])).shape == (1, 2, 5)
     mha = L.MultiHeadAttention(2, 3)

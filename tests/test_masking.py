@@ -150,7 +150,7 @@ def test_merge_layers_combine_masks():
     other = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0], [1, 0, 1, 1, 1]])
     _, f = _embed(seed=1)
     gt.layers.set_mask(f, gt.constant(other != 0))
-    keep = (TOKENS != 0) & (other != 0)
+    keep = (TOKENS != 0) | (other != 0)                   # Keras 3: any input unmasked
     np.testing.assert_array_equal(L.Add()([e, f])._keras_mask.numpy(), keep)
     np.testing.assert_array_equal(L.Concatenate()([e, f])._keras_mask.numpy(), keep)
     time_cat = L.Concatenate(axis=1)([e, f])
