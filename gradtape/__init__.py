@@ -110,3 +110,15 @@ from .tensor_array import TensorArray
 from .debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
 __all__ += ["bitwise", "constraints", "IndexedSlices", "TensorArray", "Assert", "assert_equal",
             "assert_greater", "assert_less", "assert_rank"]
+
+# distribution strategies (one device), TF's remaining top-level helpers, unsigned dtypes
+from .misc import (VariableAggregation, VariableSynchronization, saturate_cast,
+                   broadcast_static_shape, broadcast_dynamic_shape, parallel_stack, no_gradient,
+                   init_scope, inside_function, get_logger, version)
+from . import distribute
+from .dtypes import uint16, uint32, uint64, complex64, complex128
+from .ops.math import complex
+__all__ += ["VariableAggregation", "VariableSynchronization", "saturate_cast",
+            "broadcast_static_shape", "broadcast_dynamic_shape", "parallel_stack",
+            "no_gradient", "init_scope", "inside_function", "get_logger", "version",
+            "distribute", "uint16", "uint32", "uint64", "complex64", "complex128", "complex"]

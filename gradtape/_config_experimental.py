@@ -2,15 +2,24 @@
 TF script's device set-up ports unchanged."""
 from __future__ import annotations
 
-from . import backend as _backend
+__all__ = ["list_physical_devices", "list_logical_devices", "get_visible_devices",
+           "set_visible_devices", "get_memory_info", "reset_memory_stats", "set_memory_growth",
+           "get_memory_growth", "VirtualDeviceConfiguration", "set_virtual_device_configuration",
+           "get_virtual_device_configuration"]
 
-__all__ = ["list_physical_devices", "get_visible_devices", "set_visible_devices",
-           "get_memory_info", "reset_memory_stats", "set_memory_growth", "get_memory_growth"]
+#: TF's older name of ``gt.config.LogicalDeviceConfiguration`` (set by gradtape.config)
+VirtualDeviceConfiguration = None
 
 
 def list_physical_devices(device_type=None):
     """As ``gt.config.list_physical_devices``."""
     from .config import list_physical_devices as listed
+    return listed(device_type)
+
+
+def list_logical_devices(device_type=None):
+    """As ``gt.config.list_logical_devices``."""
+    from .config import list_logical_devices as listed
     return listed(device_type)
 
 
@@ -26,8 +35,14 @@ def set_visible_devices(devices, device_type=None):
     set_visible(devices, device_type)
 
 
+def _device(device):
+    """The gradtape Device of a PhysicalDevice, LogicalDevice, Device or name."""
+    from .config import _device_of
+    return _device_of(device)
+
+
 def _memory_device(device, opname):
-    dev = _backend.get_device(device)
+    dev = _device(device)
     if dev.kind == "cpu":
         raise ValueError(f"{opname}: {dev} keeps no memory statistics (NumPy allocates from the "
                          "C heap; tracemalloc measures it); use a GPU device such as 'GPU:0'")
@@ -53,7 +68,7 @@ def reset_memory_stats(device) -> None:
 
 
 def _gpu(device, opname):
-    dev = _backend.get_device(device)
+    dev = _device(device)
     if dev.kind == "cpu":
         raise ValueError(f"{opname}: memory growth applies to GPUs, not {dev}")
     return dev
@@ -72,3 +87,16 @@ def get_memory_growth(device) -> bool:
     """True: the pool grows on demand (see :func:`set_memory_growth`)."""
     _gpu(device, "get_memory_growth")
     return True
+
+
+def set_virtual_device_configuration(device, logical_devices) -> None:
+    """TF's older name of ``gt.config.set_logical_device_configuration``."""
+    from .config import set_logical_device_configuration
+    set_logical_device_configuration(device, logical_devices)
+
+
+def get_virtual_device_configuration(device):
+    """TF's older name of ``gt.config.get_logical_device_configuration``."""
+    from .config import get_logical_device_configuration
+    return get_logical_device_configuration(device)
+

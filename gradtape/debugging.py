@@ -17,7 +17,10 @@ __all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics", 
            "assert_positive", "assert_non_negative", "assert_non_positive", "assert_rank",
            "assert_rank_at_least", "assert_rank_in", "assert_shapes", "assert_type",
            "assert_integer", "assert_scalar", "assert_all_finite", "assert_proper_iterable",
-           "is_numeric_tensor", "is_non_decreasing", "is_strictly_increasing"]
+           "is_numeric_tensor", "is_non_decreasing", "is_strictly_increasing",
+           "assert_same_float_dtype", "set_log_device_placement", "get_log_device_placement",
+           "enable_traceback_filtering", "disable_traceback_filtering",
+           "is_traceback_filtering_enabled"]
 
 
 class NumericsError(InvalidArgumentError, FloatingPointError):
@@ -313,6 +316,72 @@ def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
                                  f"dimension '{s}' is {first[0]} in tensor {first[1]} but {d} "
                                  f"in tensor {k} (axis {axis})")
             sizes.setdefault(s, (d, k))
+
+
+def _item_text(item):
+    try:
+        name = item.name
+    except (AttributeError, ValueError):
+        return str(item)
+    return str(name) if name is not None else str(item)
+
+
+def assert_same_float_dtype(tensors=None, dtype=None):
+    """The dtype shared by ``tensors`` (and ``dtype`` when given; float32 when neither says),
+    as ``tf.debugging.assert_same_float_dtype``: ValueError when two differ or the dtype is
+    not a floating one. ``None`` entries are skipped."""
+    from .dtypes import as_dtype
+    expected = None if dtype is None else as_dtype(dtype)
+    first = None
+    for item in tensors or ():
+        if item is None:
+            continue
+        item_type = as_dtype(item.dtype)
+        if expected is None:
+            expected = item_type
+            first = _item_text(item)
+        elif item_type != expected:
+            also = f" as {first}" if first is not None else ""
+            raise ValueError(f"{_item_text(item)}, type={item_type}, must be of the same type "
+                             f"({expected}){also}.")
+    if expected is None:
+        from .dtypes import float32
+        return float32
+    if not expected.is_floating:
+        raise ValueError(f"Expected floating point type, got {expected}.")
+    return expected
+
+
+# --- TF's diagnostics switches ---------------------------------------------------------------
+
+_SWITCHES = {"log_device_placement": False, "traceback_filtering": True}
+
+
+def set_log_device_placement(enabled) -> None:
+    """Record TF's switch that logs the device of every op; gradtape places each op on its
+    inputs' device (``tensor.device`` tells it), so there is no placement to log."""
+    _SWITCHES["log_device_placement"] = bool(enabled)
+
+
+def get_log_device_placement() -> bool:
+    """The setting of :func:`set_log_device_placement` (False by default)."""
+    return _SWITCHES["log_device_placement"]
+
+
+def enable_traceback_filtering() -> None:
+    """Record TF's switch that trims its own frames from tracebacks (on by default);
+    gradtape's errors name the op and values and keep the whole traceback."""
+    _SWITCHES["traceback_filtering"] = True
+
+
+def disable_traceback_filtering() -> None:
+    """Record the filtering switch as off (see :func:`enable_traceback_filtering`)."""
+    _SWITCHES["traceback_filtering"] = False
+
+
+def is_traceback_filtering_enabled() -> bool:
+    """The traceback-filtering switch (True by default, as TF)."""
+    return _SWITCHES["traceback_filtering"]
 
 
 # (the same functions as gt.math's)

@@ -21,8 +21,9 @@ from .tensor import Tensor
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
            "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal", "HeNormal",
-           "HeUniform", "LecunNormal", "LecunUniform", "Orthogonal", "Identity", "get", "serialize",
-           "deserialize", "compute_fans"]
+           "HeUniform", "LecunNormal", "LecunUniform", "Orthogonal", "Identity",
+           "IdentityInitializer", "OrthogonalInitializer", "get", "serialize", "deserialize",
+           "compute_fans"]
 
 # std of a standard normal truncated to [-2, 2]
 _TRUNCATED_STD = 0.87962566103423978
@@ -355,7 +356,8 @@ _BY_NAME.update({"zeros": Zeros, "ones": Ones, "constant": Constant,
                  "xavier_uniform": GlorotUniform, "xavier_normal": GlorotNormal,
                  "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal,
                  "lecun_uniform": LecunUniform, "orthogonal": Orthogonal,
-                 "identity": Identity})
+                 "identity": Identity, "identityinitializer": Identity,
+                 "orthogonalinitializer": Orthogonal})
 del _cls
 
 
@@ -399,3 +401,6 @@ he_normal = HeNormal
 he_uniform = HeUniform
 lecun_normal = LecunNormal
 lecun_uniform = LecunUniform
+variance_scaling = VarianceScaling
+identity = IdentityInitializer = Identity
+orthogonal = OrthogonalInitializer = Orthogonal

@@ -16,14 +16,13 @@ from .ops.nn import (relu, relu6, leaky_relu, elu, selu, gelu, silu, swish, soft
                      l2_loss, bias_add)
 from .ops.nn import (depthwise_conv2d, separable_conv2d, max_pool1d, avg_pool1d)
 from .ops.nn import (conv1d, conv2d, conv2d_transpose, max_pool2d, avg_pool2d, max_pool, avg_pool,
-                     moments, batch_normalization, l2_normalize, dropout, embedding_lookup,
-                     compute_average_loss)
+                     moments, batch_normalization, l2_normalize, dropout, embedding_lookup)
 from .ops.nn import (in_top_k, weighted_cross_entropy_with_logits, log_poisson_loss, crelu,
                      weighted_moments, normalize_moments, depth_to_space, space_to_depth,
                      local_response_normalization, lrn, atrous_conv2d, conv1d_transpose,
                      conv3d, conv3d_transpose, max_pool3d, avg_pool3d, convolution, pool,
-                     conv_transpose, sufficient_statistics, scale_regularization_loss,
-                     zero_fraction)
+                     conv_transpose, sufficient_statistics, zero_fraction)
+from .distribute import compute_average_loss, scale_regularization_loss
 
 from .ops.sorting import top_k
 

@@ -694,7 +694,7 @@ def test_sufficient_statistics_scale_regularization_loss_zero_fraction():
     close(counts, REF["suff_keep0"])
     close(m_ss, REF["suff_keep1"])
     close(v_ss, REF["suff_keep2"])
-    close(onn.scale_regularization_loss([C(1.5), C(2.0)]), REF["scale_reg"])
+    close(gt.nn.scale_regularization_loss([C(1.5), C(2.0)]), REF["scale_reg"])
     close(onn.zero_fraction(C([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]])), REF["zero_fraction"])
     close(onn.zero_fraction(gt.constant([0, 3, 0, 0])), 0.75)
 

@@ -27,12 +27,12 @@ __all__ = [
     "softmax", "log_softmax", "sigmoid_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits", "l2_loss",
     "bias_add", "conv1d", "conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "max_pool",
-    "avg_pool", "moments", "batch_normalization", "l2_normalize", "compute_average_loss",
+    "avg_pool", "moments", "batch_normalization", "l2_normalize",
     "dropout", "embedding_lookup", "in_top_k", "weighted_cross_entropy_with_logits",
     "log_poisson_loss", "crelu", "weighted_moments", "normalize_moments", "depth_to_space",
     "space_to_depth", "local_response_normalization", "lrn", "atrous_conv2d",
     "conv1d_transpose", "conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d", "convolution",
-    "conv_transpose", "pool", "sufficient_statistics", "scale_regularization_loss",
+    "conv_transpose", "pool", "sufficient_statistics",
     "zero_fraction",
 ]
 
@@ -1538,25 +1538,6 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None) -> Tensor:
     return t * rsqrt(maximum(ss, float(epsilon)))
 
 
-def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None,
-                         name=None) -> Tensor:
-    """``sum(per_example_loss * sample_weight) / global_batch_size`` (the batch size of the
-    loss by default)."""
-    from .reduce import reduce_sum
-    opname = "compute_average_loss"
-    loss = _float_input(per_example_loss, opname)
-    if sample_weight is not None:
-        loss = loss * _same_float(opname, loss, sample_weight, "sample_weight")
-    if global_batch_size is None:
-        global_batch_size = loss._value.shape[0] if loss._value.ndim else 1
-    if isinstance(global_batch_size, Tensor):
-        global_batch_size = int(global_batch_size.numpy())
-    if int(global_batch_size) <= 0:
-        raise ValueError(f"{opname}: global_batch_size must be positive, got "
-                         f"{global_batch_size}")
-    return reduce_sum(loss) / float(global_batch_size)
-
-
 def dropout(x, rate, noise_shape=None, seed=None, rng=None, name=None) -> Tensor:
     """Zero each element with probability ``rate`` and scale the rest by ``1 / (1 - rate)``.
 
@@ -2340,20 +2321,6 @@ def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
         m_ss, v_ss = t, square(t)
     return (counts, reduce_sum(m_ss, axis=ax, keepdims=keepdims),
             reduce_sum(v_ss, axis=ax, keepdims=keepdims), shift)
-
-
-def scale_regularization_loss(regularization_loss, name=None) -> Tensor:
-    """The sum of ``regularization_loss`` (a tensor or a list of scalar losses, as
-    ``model.losses``) divided by the number of replicas, as
-    ``tf.nn.scale_regularization_loss``; one device is one replica, so the sum."""
-    from .reduce import reduce_sum
-    from .shape import stack
-    if isinstance(regularization_loss, (list, tuple)):
-        if not regularization_loss:
-            raise ValueError("scale_regularization_loss: got an empty list of losses")
-        regularization_loss = stack([as_tensor(v, "scale_regularization_loss")
-                                     for v in regularization_loss])
-    return reduce_sum(as_tensor(regularization_loss, "scale_regularization_loss"))
 
 
 def zero_fraction(value, name=None) -> Tensor:
