@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
-           "int64", "uint8", "bool", "complex64", "complex128"]
+           "int64", "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128"]
 
 
 class DType:
@@ -86,14 +86,17 @@ int16 = DType(np.int16)
 int32 = DType(np.int32)
 int64 = DType(np.int64)
 uint8 = DType(np.uint8)
+uint16 = DType(np.uint16)
+uint32 = DType(np.uint32)
+uint64 = DType(np.uint64)
 bool = DType(np.bool_)  # noqa: A001 - TensorFlow's name
 complex64 = DType(np.complex64)
 complex128 = DType(np.complex128)
 half = float16
 double = float64
 
-_BY_NP = {d.np: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool,
-                            complex64, complex128)}
+_BY_NP = {d.np: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                            uint32, uint64, bool, complex64, complex128)}
 
 
 def as_dtype(value) -> DType:

@@ -9,7 +9,7 @@ from .ops.math import (add, subtract, multiply, divide, truediv, negative, abs, 
                        squared_difference, erf, erfc, floor, ceil, round, floordiv, floormod,
                        mod, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
                        logical_or, logical_not, logical_xor, is_nan, is_inf, is_finite, add_n,
-                       divide_no_nan, log_sigmoid, xlogy, where, real, imag, conj, angle, complex)
+                       divide_no_nan, log_sigmoid, xlogy, where, real, imag, conj, angle)
 from .ops.reduce import (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,  # noqa: F401
                          reduce_logsumexp, reduce_variance, reduce_std, reduce_any, reduce_all,
                          cumsum, cumprod, argmax, argmin, count_nonzero, reduce_euclidean_norm)

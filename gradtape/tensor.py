@@ -37,7 +37,7 @@ class TensorShape(tuple):
     __slots__ = ()
 
     def __new__(cls, dims=()):
-        if dims is None:
+        if dims is None or dims is _UNKNOWN_RANK:
             return _UNKNOWN_RANK
         if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
             dims = (dims,)
@@ -599,10 +599,11 @@ class Variable(Tensor):
     tape saved, or a tensor read earlier, keeps the value it had when it was read.
     """
 
-    __slots__ = ("trainable", "_name", "_constraint")
+    __slots__ = ("trainable", "_name", "_constraint", "_aggregation", "_synchronization")
 
     def __init__(self, initial_value=None, trainable: bool = True, name: str | None = None,
-                 dtype=None, shape=None, constraint=None, **unused):
+                 dtype=None, shape=None, constraint=None, aggregation=None,
+                 synchronization=None, **unused):
         if initial_value is None:
             raise ValueError("Variable: initial_value must be given")
         if callable(initial_value):
@@ -615,6 +616,8 @@ class Variable(Tensor):
         self.trainable = bool(trainable)
         self._name = (name or "Variable")
         self._constraint = constraint
+        self._aggregation = aggregation          # (one replica: recorded, as given)
+        self._synchronization = synchronization
         # (captured steps pin the buffers of live Variables)
         key = self._id
         _LIVE_VARIABLES[key] = weakref.ref(self, lambda _, k=key: _LIVE_VARIABLES.pop(k, None))
@@ -631,6 +634,20 @@ class Variable(Tensor):
     @property
     def constraint(self):
         return self._constraint
+
+    @property
+    def aggregation(self):
+        """``gt.VariableAggregation`` given at creation (``NONE`` by default)."""
+        from .misc import VariableAggregation
+        given = getattr(self, "_aggregation", None)
+        return VariableAggregation.NONE if given is None else VariableAggregation(given)
+
+    @property
+    def synchronization(self):
+        """``gt.VariableSynchronization`` given at creation (``AUTO`` by default)."""
+        from .misc import VariableSynchronization
+        given = getattr(self, "_synchronization", None)
+        return VariableSynchronization.AUTO if given is None else VariableSynchronization(given)
 
     def __hash__(self):
         raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")

@@ -5,7 +5,7 @@ import pytest
 
 import gradtape as gt
 
-C = gt.math.complex
+C = gt.complex
 Z = np.array([1 + 2j], dtype=np.complex64)
 
 # (name, loss of z) -> TensorFlow's gradient at z = 1 + 2i
@@ -20,7 +20,7 @@ CASES = [
     ("matmul", lambda z: gt.reduce_sum(gt.math.real(gt.matmul(
         gt.reshape(z, (1, 1)), gt.reshape(gt.math.conj(z) * z, (1, 1))))), [7 + 4j]),
     ("cast_round_trip", lambda z: gt.math.real(
-        gt.cast(gt.cast(z, gt.float32), gt.dtypes.complex64) * z), [2 + 0j]),
+        gt.cast(gt.cast(z, gt.float32), gt.complex64) * z), [2 + 0j]),
 ]
 
 
@@ -31,7 +31,7 @@ def test_gradients_match_tensorflow(device, name, loss, expected):
         tape.watch(z)
         y = loss(z)
     g = tape.gradient(y, z)
-    assert g.dtype == gt.dtypes.complex64
+    assert g.dtype == gt.complex64
     np.testing.assert_allclose(g.numpy(), expected, rtol=2e-5, atol=1e-6)
 
 
@@ -106,7 +106,7 @@ def test_vectorised_jacobian_of_complex_values_matches_the_row_loop():
 def test_forward_values_and_dtypes(device):
     z = gt.constant(np.array([1 + 2j, -0.5 + 0.25j], dtype=np.complex64))
     np.testing.assert_allclose((z / z).numpy(), [1, 1])
-    assert (z / z).dtype == gt.dtypes.complex64
+    assert (z / z).dtype == gt.complex64
     np.testing.assert_allclose(gt.math.real(z).numpy(), [1, -0.5])
     np.testing.assert_allclose(gt.math.imag(z).numpy(), [2, 0.25])
     np.testing.assert_allclose(gt.math.conj(z).numpy(), [1 - 2j, -0.5 - 0.25j])
@@ -120,11 +120,11 @@ def test_forward_values_and_dtypes(device):
     np.testing.assert_allclose(gt.math.real(real).numpy(), [-1, 2])
     np.testing.assert_allclose(gt.math.imag(real).numpy(), [0, 0])
     w = C(gt.constant([1.0, 2.0], gt.float64), 3.0)
-    assert w.dtype == gt.dtypes.complex128
+    assert w.dtype == gt.complex128
     np.testing.assert_allclose(w.numpy(), [1 + 3j, 2 + 3j])
     np.testing.assert_allclose(gt.cast(z, gt.float32).numpy(), [1, -0.5])
-    assert gt.dtypes.complex64.is_complex and not gt.float32.is_complex
-    assert gt.dtypes.complex128.real_dtype == gt.float64
+    assert gt.complex64.is_complex and not gt.float32.is_complex
+    assert gt.complex128.real_dtype == gt.float64
 
 
 def test_bad_input_names_the_op():

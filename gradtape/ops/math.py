@@ -480,9 +480,11 @@ _xlogy, xlogy = _binary("xlogy", _xlogy_fwd, _xlogy_vjp, float_only=True)
 
 
 def _dnn_fwd(xp, x, y):
+    dt = x.dtype if hasattr(x, "dtype") else y.dtype
     with _quiet(xp):
-        return xp.where(y == 0, xp.zeros((), dtype=x.dtype if hasattr(x, "dtype") else y.dtype),
-                        x / xp.where(y == 0, 1, y))
+        # (the safe divisor in the operands' dtype: a Python-number y would promote it)
+        safe = xp.where(y == 0, 1, y).astype(dt, copy=False)
+        return xp.where(y == 0, xp.zeros((), dtype=dt), x / safe)
 
 
 def _dnn_vjp(ops, needs, g, ans, x, y):

@@ -20,11 +20,11 @@ def _cplx(x, y):
     """x + iy (y broadcast to x's shape when a number)."""
     if not isinstance(y, gt.Tensor):
         y = x * 0 + y
-    return gt.math.complex(x, y)
+    return gt.complex(x, y)
 
 
 def _ctype(x):
-    return gt.dtypes.complex128 if x.dtype == gt.float64 else gt.dtypes.complex64
+    return gt.complex128 if x.dtype == gt.float64 else gt.complex64
 
 
 def _neq_pair(rng, shape):
