@@ -145,6 +145,11 @@ def _cast_fwd(xp, x, dtype):
         return x
     if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         x = x.real                  # complex to real keeps the real part, as TF
+    if x.dtype.kind == "f" and np.dtype(dtype).kind in "iub":
+        errstate = getattr(xp, "errstate", None)    # NaN/inf to an integer: quiet, as TF
+        if errstate is not None:
+            with errstate(invalid="ignore"):
+                return x.astype(dtype, copy=False)
     return x.astype(dtype, copy=False)
 
 
