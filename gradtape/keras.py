@@ -889,32 +889,6 @@ InputSpec = layers.InputSpec
 DTypePolicy = _mp.DTypePolicy
 
 
-# --- the strategy a model was made under ---------------------------------------------------------
-# (installed on Model unless gradtape/layers.py records it itself)
-
-def _model_distribute_strategy(self):
-    """The ``gt.distribute`` strategy whose ``scope()`` the model was made in (the default
-    strategy otherwise), as Keras' ``model.distribute_strategy``."""
-    from . import distribute
-    return self.__dict__.get("_distribute_strategy") or distribute.get_strategy()
-
-
-if "distribute_strategy" not in Model.__dict__:
-    import functools as _functools
-
-    _plain_model_init = Model.__init__
-
-    @_functools.wraps(_plain_model_init)
-    def _model_init(self, *args, **kwargs):
-        from . import distribute
-        if distribute.has_strategy() and "_distribute_strategy" not in self.__dict__:
-            self._distribute_strategy = distribute.get_strategy()
-        _plain_model_init(self, *args, **kwargs)
-
-    Model.__init__ = _model_init
-    Model.distribute_strategy = property(_model_distribute_strategy)
-
-
 # --- the submodules' import names ------------------------------------------------------------
 
 def _register_submodules():

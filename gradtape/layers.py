@@ -1346,6 +1346,9 @@ class Model(TrainingMixin, Layer):
             inputs = args[0]
             if len(args) == 2:
                 outputs = args[1]
+        from . import distribute
+        if distribute.has_strategy():         # made inside a strategy.scope()
+            self._distribute_strategy = distribute.get_strategy()
         super().__init__(**kwargs)
         self._graph = None
         if inputs is not None or outputs is not None:
@@ -1355,6 +1358,13 @@ class Model(TrainingMixin, Layer):
             self.outputs = list(graph.flat_outputs)
             self.layers = graph.layers
             self.built = True
+
+    @property
+    def distribute_strategy(self):
+        """The ``gt.distribute`` strategy whose ``scope()`` the model was made in (the
+        default strategy otherwise), as Keras' ``model.distribute_strategy``."""
+        from . import distribute
+        return self.__dict__.get("_distribute_strategy") or distribute.get_strategy()
 
     def call(self, inputs, training=None):
         graph = self.__dict__.get("_graph")
