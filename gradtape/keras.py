@@ -16,6 +16,7 @@ import types
 
 from . import (callbacks, constraints, initializers, layers, losses, metrics, optimizers,
                regularizers)
+from . import keras_ops as ops
 from .keras_graph import Input, KerasTensor
 from .keras_training import Sequence
 from .layers import InputLayer, Layer, Model, Sequential
@@ -24,7 +25,8 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regular
            "constraints", "callbacks", "activations", "utils", "backend", "models", "saving",
            "preprocessing", "mixed_precision", "random", "config", "Sequential", "Model",
            "Layer", "Input", "InputLayer", "KerasTensor", "Loss", "Metric", "Optimizer",
-           "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy"]
+           "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy",
+           "ops"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -898,7 +900,8 @@ def _register_submodules():
              "utils": utils, "backend": backend, "models": models, "saving": saving,
              "preprocessing": preprocessing, "preprocessing.sequence": _sequence,
              "mixed_precision": mixed_precision, "random": random, "config": config,
-             "optimizers.schedules": optimizers.schedules}
+             "optimizers.schedules": optimizers.schedules, "ops": ops, "ops.numpy": ops.numpy,
+             "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image}
     for name, mod in table.items():
         sys.modules[f"{__name__}.{name}"] = mod
 

@@ -747,3 +747,21 @@ def test_layer_losses_in_keras_order():
 def test_a_known_shape_is_true_even_of_rank_0():
     assert bool(gt.TensorShape([])) and bool(gt.constant(1.0).shape)
     assert not bool(gt.TensorShape(None))
+
+
+def test_integer_sums_over_leading_axes_keep_their_dtype():
+    """tf.reduce_sum of int32/int8 over the first axis stays int32/int8 (it widened to
+    int64 on that path)."""
+    for dt in (gt.int32, gt.int8):
+        out = gt.reduce_sum(gt.constant([[1, 2], [3, 4]], dt), axis=0)
+        assert out.dtype == dt
+        np.testing.assert_array_equal(out.numpy(), [4, 6])
+
+
+def test_max_and_avg_pool_take_ndhwc_input():
+    x = np.arange(2 * 4 * 4 * 4 * 1, dtype=np.float32).reshape(2, 4, 4, 4, 1)
+    np.testing.assert_array_equal(gt.nn.max_pool(x, 2, 2, "VALID").numpy(),
+                                  gt.nn.max_pool3d(x, 2, 2, "VALID").numpy())
+    np.testing.assert_array_equal(gt.nn.avg_pool(x, 2, 2, "SAME").numpy(),
+                                  gt.nn.avg_pool3d(x, 2, 2, "SAME").numpy())
+    assert gt.nn.max_pool(x, 2, 2, "VALID").shape == (2, 2, 2, 2, 1)

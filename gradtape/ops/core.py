@@ -30,8 +30,8 @@ def sum_leading(xp, g, lead):
     NumPy reduces in a slow strided loop; a product with a vector of ones runs in BLAS,
     about 10x faster there and more accurate (blocked, not one running sum). A device
     reduces in one tree-shaped kernel (the ones would cost a launch of their own)."""
-    if xp is not np:
-        return xp.sum(g, axis=tuple(range(lead)))
+    if xp is not np:                 # (dtype: integers keep theirs, as TF's sums)
+        return xp.sum(g, axis=tuple(range(lead)), dtype=g.dtype)
     gshape = tuple(g.shape)
     n = 1
     for d in gshape[lead:]:
@@ -41,7 +41,8 @@ def sum_leading(xp, g, lead):
             g.dtype.itemsize >= 4 and g.flags.c_contiguous:
         m = size // n
         return np.matmul(np.ones(m, dtype=g.dtype), g.reshape(m, n)).reshape(gshape[lead:])
-    return np.add.reduce(g, axis=tuple(range(lead)))   # (np.sum's Python layer skipped)
+    # (np.sum's Python layer skipped; dtype: integers keep theirs)
+    return np.add.reduce(g, axis=tuple(range(lead)), dtype=g.dtype)
 
 
 def _sum_to_fwd(xp, g, shape):

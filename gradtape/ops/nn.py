@@ -1426,13 +1426,25 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None) ->
 
 
 def max_pool(input, ksize, strides, padding, data_format=None, name=None) -> Tensor:
-    """:func:`max_pool2d` for NHWC input, or 1-D max pooling for NWC input."""
+    """:func:`max_pool2d` for NHWC input, 1-D max pooling for NWC input, :func:`max_pool3d`
+    for NDHWC input."""
+    if _rank(input) == 5:
+        return _pool3d(_max_pool, "max_pool", input, ksize, strides, padding,
+                       data_format or "NDHWC")
     return _pool(_max_pool, "max_pool", input, ksize, strides, padding, data_format, None)
 
 
 def avg_pool(input, ksize, strides, padding, data_format=None, name=None) -> Tensor:
-    """:func:`avg_pool2d` for NHWC input, or 1-D average pooling for NWC input."""
+    """:func:`avg_pool2d` for NHWC input, 1-D average pooling for NWC input,
+    :func:`avg_pool3d` for NDHWC input."""
+    if _rank(input) == 5:
+        return _pool3d(_avg_pool, "avg_pool", input, ksize, strides, padding,
+                       data_format or "NDHWC")
     return _pool(_avg_pool, "avg_pool", input, ksize, strides, padding, data_format, None)
+
+
+def _rank(x):
+    return x._value.ndim if isinstance(x, Tensor) else np.ndim(x)
 
 
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None) -> Tensor:
