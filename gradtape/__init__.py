@@ -75,6 +75,8 @@ __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 
 # input pipelines, images
 from . import data, image, summary
+from . import signal
+__all__ += ["signal"]
 __all__ += ["data", "image", "summary"]
 
 # the rest of TensorFlow's top level: errors, slicing, scans, partitions, eager helpers
