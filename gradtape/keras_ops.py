@@ -4319,6 +4319,153 @@ def _graph_aware(fn):
     return op
 
 
+# --- complex values and spectra: Keras represents a complex tensor as (real, imag) -----------
+
+def _complex_pair(x):
+    """The complex tensor of a ``(real, imag)`` pair, with Keras' checks."""
+    from .ops.math import complex as _complex
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise ValueError(f"Input `x` should be a tuple of two tensors - real and imaginary."
+                         f"Received: x={x}")
+    real, imag = _tensor(x[0]), _tensor(x[1])
+    if tuple(real.shape) != tuple(imag.shape):
+        raise ValueError(f"Input `x` should be a tuple of two tensors - real and imaginary."
+                         f"Both the real and imaginary parts should have the same shape. "
+                         f"Received: x[0].shape = {tuple(real.shape)}, "
+                         f"x[1].shape = {tuple(imag.shape)}")
+    if real._value.dtype.kind != "f" or imag._value.dtype.kind != "f":
+        raise ValueError(f"At least one tensor in input `x` is not of type float."
+                         f"Received: x={x}.")
+    return _complex(real, imag)
+
+
+def _parts(z):
+    return _m.real(z), _m.imag(z)
+
+
+def fft(x):
+    """The FFT of the last axis of a ``(real, imag)`` pair, as a pair."""
+    from . import signal
+    return _parts(signal.fft(_complex_pair(x)))
+
+
+def fft2(x):
+    """The 2-D FFT of the last two axes of a ``(real, imag)`` pair, as a pair."""
+    from . import signal
+    return _parts(signal.fft2d(_complex_pair(x)))
+
+
+def ifft2(x):
+    """The inverse 2-D FFT of a ``(real, imag)`` pair, as a pair (Keras' conjugate form)."""
+    real, imag = _tensor(x[0]), _tensor(x[1])
+    hw = float(real.shape[-2] * real.shape[-1])
+    fr, fi = fft2((real, -imag))
+    return fr / hw, -fi / hw
+
+
+def rfft(x, fft_length=None):
+    """The real-input FFT of the last axis, as a ``(real, imag)`` pair."""
+    from . import signal
+    return _parts(signal.rfft(_tensor(x), None if fft_length is None else [fft_length]))
+
+
+def irfft(x, fft_length=None):
+    """The inverse of :func:`rfft` from a ``(real, imag)`` pair."""
+    from . import signal
+    return signal.irfft(_complex_pair(x), None if fft_length is None else [fft_length])
+
+
+def _stft_window(window, sequence_length, fft_length, dtype):
+    from . import signal
+    if isinstance(window, str):
+        make = signal.hann_window if window == "hann" else signal.hamming_window
+        win = make(sequence_length, periodic=True, dtype=dtype)
+    else:
+        win = _tensor(window, dtype=dtype)
+    if win.ndim != 1 or win.shape[-1] != sequence_length:
+        raise ValueError(f"The shape of `window` must be equal to [sequence_length]."
+                         f"Received: window shape={tuple(win.shape)}")
+    left = (fft_length - sequence_length) // 2
+    return _sh.pad(win, [[left, fft_length - sequence_length - left]])
+
+
+def _check_window(window):
+    if isinstance(window, str) and window not in ("hann", "hamming"):
+        raise ValueError(f'If a string is passed to `window`, it must be one of `"hann"`, '
+                         f'`"hamming"`. Received: window={window}')
+
+
+def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
+    """The short-time Fourier transform of the last axis, as a ``(real, imag)`` pair
+    (``center`` reflect-pads by ``fft_length // 2`` on both sides)."""
+    from . import signal
+    x = _tensor(x)
+    if x.dtype.name not in ("float32", "float64"):
+        raise TypeError(f"Invalid input type. Expected `float32` or `float64`. Received: "
+                        f"input type={x.dtype.name}")
+    if fft_length < sequence_length:
+        raise ValueError(f"`fft_length` must equal or larger than `sequence_length`. "
+                         f"Received: sequence_length={sequence_length}, "
+                         f"fft_length={fft_length}")
+    _check_window(window)
+    if center:
+        pads = [[0, 0]] * (x.ndim - 1) + [[fft_length // 2, fft_length // 2]]
+        x = _sh.pad(x, pads, mode="REFLECT")
+    win = None if window is None else _stft_window(window, sequence_length, fft_length,
+                                                   x.dtype)
+    out = signal.stft(x, frame_length=fft_length, frame_step=sequence_stride,
+                      fft_length=fft_length,
+                      window_fn=None if win is None else (lambda n, dtype: win))
+    return _parts(out)
+
+
+def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann",
+          center=True):
+    """The inverse of :func:`stft` from a ``(real, imag)`` pair."""
+    from . import signal
+    z = _complex_pair(x)
+    _check_window(window)
+    frames = int(z.shape[-2])
+    expected = fft_length + sequence_stride * (frames - 1)
+    win_fn = None
+    if window is not None:
+        win = _stft_window(window, sequence_length, fft_length, _m.real(z).dtype)
+        win_fn = signal.inverse_stft_window_fn(sequence_stride, lambda n, dtype: win)
+    out = signal.inverse_stft(z, frame_length=fft_length, frame_step=sequence_stride,
+                              fft_length=fft_length, window_fn=win_fn)
+    start = 0 if not center else fft_length // 2
+    if length is not None:
+        end = start + length
+    elif center:
+        end = int(out.shape[-1]) - fft_length // 2
+    else:
+        end = expected
+    return out[..., start:end]
+
+
+def view_as_complex(x):
+    """A real tensor of shape ``(..., 2)`` as a complex64 tensor of shape ``(...)``."""
+    from .ops.core import cast
+    x = _tensor(x)
+    if x.ndim < 1 or x.shape[-1] != 2:
+        raise ValueError(f"Last dimension of input must be size 2 (real and imaginary). "
+                         f"Received shape: {tuple(x.shape)}")
+    from .ops.math import complex as _complex
+    return _complex(cast(x[..., 0], "float32"), cast(x[..., 1], "float32"))
+
+
+def view_as_real(x):
+    """A complex tensor as a real one with a trailing axis of (real, imag)."""
+    z = _tensor(x)
+    return _sh.stack([_m.real(z), _m.imag(z)], axis=-1)
+
+
+def polar(abs_, angle):
+    """The complex number of magnitude ``abs_`` and angle ``angle``."""
+    a, t = _tensor(abs_), _tensor(angle)
+    return _complex_pair((a * _m.cos(t), a * _m.sin(t)))
+
+
 _NUMPY = """abs absolute add all allclose amax amin angle any append arange arccos arccosh arcsin
 arcsinh arctan arctan2 arctanh argmax argmin argpartition argsort array array_split average
 bartlett bincount bitwise_and bitwise_invert bitwise_left_shift bitwise_not bitwise_or
@@ -4338,7 +4485,7 @@ select sign signbit sin sinc sinh size slogdet sort split sqrt square squeeze st
 sum swapaxes take take_along_axis tan tanh tensordot tile trace transpose trapezoid tri tril
 triu true_divide trunc unique unravel_index vander var vdot vectorize view vsplit vstack where
 zeros zeros_like""".split()
-_NN = """adaptive_average_pool adaptive_max_pool average_pool batch_normalization
+_NN = """polar adaptive_average_pool adaptive_max_pool average_pool batch_normalization
 binary_crossentropy categorical_crossentropy celu conv conv_transpose ctc_decode ctc_loss
 depth_to_space depthwise_conv dot_product_attention elu fold gelu glu hard_shrink hard_sigmoid
 hard_silu hard_swish hard_tanh layer_normalization leaky_relu log_sigmoid log_softmax max_pool
@@ -4351,7 +4498,7 @@ solve_triangular svd""".split()
 _IMAGE = """affine_transform crop_images extract_patches extract_patches_3d gaussian_blur
 hsv_to_rgb map_coordinates pad_images perspective_transform resize rgb_to_grayscale rgb_to_hsv
 scale_and_translate sobel_edges ssim""".split()
-_CORE = """associative_scan cast cdist cond convert_to_numpy convert_to_tensor custom_gradient
+_CORE = """fft fft2 ifft2 rfft irfft stft istft view_as_complex view_as_real associative_scan cast cdist cond convert_to_numpy convert_to_tensor custom_gradient
 dtype erf erfc erfinv extract_sequences fori_loop in_top_k is_tensor logdet logsumexp map
 rearrange rsqrt saturate_cast scan scatter scatter_update segment_max segment_min segment_prod
 segment_sum shape slice slice_update stop_gradient switch top_k unstack vectorized_map

@@ -7,6 +7,7 @@ The reference values below were produced by ``tf.keras.ops``; outputs with more 
 elements are compared by shape, two weighted sums and their first values."""
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 
@@ -2379,3 +2380,44 @@ def test_numpy_semantics_where_the_tensorflow_backend_fails():
 def test_keras_errors(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_spectral_ops_match_keras():
+    """ops.fft/fft2/ifft2/rfft/irfft/stft/istft take and give (real, imag) pairs; the first
+    values are TensorFlow's (Keras 3 on TF)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 64)).astype("float32")
+    y = rng.standard_normal((2, 64)).astype("float32")
+
+    def first(pair):
+        return [np.asarray(t).ravel()[:4] for t in pair]
+
+    close = functools.partial(np.testing.assert_allclose, rtol=1e-3, atol=1e-3)
+    close(first(ops.fft((x, y))), [[4.275, -5.1747, 9.374, 10.3869],
+                                   [-5.5466, 13.5606, -9.394, -7.5199]])
+    close(first(ops.fft2((x, y))), [[7.9574, 3.8747, -4.8435, -2.5001],
+                                    [-7.4726, 14.5785, 1.427, -16.2758]])
+    close(first(ops.ifft2((x, y))), [[0.0622, -0.0286, -0.0571, 0.1092],
+                                     [-0.0584, -0.0318, -0.0328, 0.0808]])
+    re, im = ops.rfft(x, 32)
+    assert tuple(re.shape) == (2, 17)
+    close(first((re, im)), [[-4.8634, 2.4069, -2.2408, -0.3634], [0.0, 2.9028, -10.4781, 1.719]])
+    close(ops.irfft(ops.rfft(x)).numpy(), x, atol=1e-5)
+    spec = ops.stft(x, 16, 8, 32)
+    assert [tuple(t.shape) for t in spec] == [(2, 9, 17), (2, 9, 17)]
+    close(first(spec), [[1.2515, -0.9126, 0.2974, -0.0714], [0, 0, 0, 0]])
+    close(first(ops.stft(x, 16, 4, 16, window="hamming", center=False)),
+          [[-1.939, 0.2711, 0.3889, 1.6066], [0.0, -3.596, 2.8023, -2.4028]])
+    close(ops.istft(spec, 16, 8, 32).numpy(), x, atol=1e-5)
+    assert ops.istft(ops.stft(x, 16, 8, 32, center=False), 16, 8, 32, length=50,
+                     center=False).shape == (2, 50)
+    z = ops.view_as_complex(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert z.dtype == gt.complex64
+    np.testing.assert_array_equal(z.numpy(), [1 + 2j, 3 + 4j])
+    np.testing.assert_array_equal(ops.view_as_real(z).numpy(), [[1, 2], [3, 4]])
+    close(ops.polar(np.array([1.0, 2.0], "float32"), np.array([0.5, -1.0], "float32")).numpy(),
+          [0.8776 + 0.4794j, 1.0806 - 1.6829j])
+    with pytest.raises(ValueError, match="should be a tuple of two tensors"):
+        ops.fft(x)
+    with pytest.raises(ValueError, match="must be one of"):
+        ops.stft(x, 16, 8, 32, window="kaiser")
