@@ -5,15 +5,21 @@
                                              restore_best_weights=True)
     history = model.fit(x, y, epochs=50, validation_split=0.2, callbacks=[early])
 
-Epoch-level ``logs`` hold Python floats. Batch-level ``logs`` hold the metrics' current
-values as tensors for the built-in callbacks (reading them would wait for the device every
-step); a user callback that defines a batch hook gets Python floats, as in Keras.
+As in Keras 3, the callbacks run in the order given, then ``History``, then the progress bar;
+every hook gets its ``logs`` as a new dict with the keys sorted (``{"accuracy": ..., "loss":
+..., "val_accuracy": ..., "val_loss": ...}``), shared by the callbacks of that call (so a value
+one of them adds, such as ``learning_rate``, reaches the ones after it and ``History``).
+Epoch-level values are Python floats. Batch-level ``logs`` hold the metrics' current values
+as tensors for the built-in callbacks (reading them would wait for the device every step); a
+user callback that defines a batch hook gets Python floats, as in Keras.
 """
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
+import shutil
 import sys
 import time
 import warnings
@@ -22,7 +28,8 @@ import numpy as np
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN",
-           "LambdaCallback", "CSVLogger", "TensorBoard"]
+           "LambdaCallback", "CSVLogger", "TensorBoard", "BackupAndRestore", "SwapEMAWeights",
+           "RemoteMonitor"]
 
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin",
@@ -38,6 +45,26 @@ def _floats(logs):
         if isinstance(v, np.ndarray) and v.ndim == 0 or isinstance(v, np.generic):
             v = v.item()
         out[k] = v
+    return out
+
+
+def _pythonify(logs):
+    """Keras 3's ``pythonify_logs``: a new dict of ``logs`` with the keys sorted, a nested
+    dict's entries in its place, and every value that ``float`` takes as a Python float
+    (others, such as a list or an array of several values, as they are)."""
+    out = {}
+    for key, value in sorted((logs or {}).items()):
+        if isinstance(value, dict):
+            out.update(_pythonify(value))
+            continue
+        if hasattr(value, "numpy"):
+            value = value.numpy()
+        if not isinstance(value, np.ndarray) or value.ndim == 0:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                pass
+        out[key] = value
     return out
 
 
@@ -86,7 +113,8 @@ class Callback:
 
 
 class CallbackList:
-    """The callbacks of one ``fit``/``evaluate``/``predict``, called in order."""
+    """The callbacks of one ``fit``/``evaluate``/``predict``, called in order: those given,
+    then ``History`` and the ``ProgbarLogger`` when they are added (Keras 3's order)."""
 
     def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None,
                  **params):
@@ -95,12 +123,14 @@ class CallbackList:
             if not isinstance(cb, Callback):
                 raise TypeError(f"callbacks: expected gt.keras.callbacks.Callback objects, got "
                                 f"{type(cb).__name__}")
+        history = next((c for c in self.callbacks if isinstance(c, History)), None)
+        if history is None and add_history:
+            history = History()
+            self.callbacks.append(history)
         if add_progbar and not any(isinstance(c, ProgbarLogger) for c in self.callbacks):
-            self.callbacks.insert(0, ProgbarLogger())
-        if add_history and model is not None:
-            if not any(isinstance(c, History) for c in self.callbacks):
-                self.callbacks.append(History())
-            model.history = next(c for c in self.callbacks if isinstance(c, History))
+            self.callbacks.append(ProgbarLogger())
+        if history is not None and model is not None:
+            model.history = history
         self.model = model
         self.params = params
         for cb in self.callbacks:
@@ -112,14 +142,15 @@ class CallbackList:
         self._float_batch = any(not c._tensor_logs for c in batch_users)
 
     def _call(self, hook, *args):
+        logs = _pythonify(args[-1])
         for cb in self.callbacks:
-            getattr(cb, hook)(*args)
+            getattr(cb, hook)(*args[:-1], logs)
 
     def _batch_call(self, hook, batch, logs):
         if not self._batch:
             return
-        logs = logs or {}
-        floats = _floats(logs) if self._float_batch else None
+        logs = logs if logs is not None else {}
+        floats = _pythonify(logs) if self._float_batch else None
         for cb in self.callbacks:
             getattr(cb, hook)(batch, logs if cb._tensor_logs else floats)
 
@@ -153,7 +184,8 @@ class CallbackList:
 
 class History(Callback):
     """Records every epoch's logs: ``history.history["loss"]`` is the list of epoch losses;
-    ``fit`` returns this object."""
+    ``fit`` returns this object. As Keras 3, a History given to several ``fit`` calls keeps
+    adding to ``history`` (``epoch`` restarts with each call)."""
 
     _tensor_logs = True
 
@@ -164,12 +196,13 @@ class History(Callback):
 
     def on_train_begin(self, logs=None):
         self.epoch = []
-        self.history = {}
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)
         for k, v in (logs or {}).items():
             self.history.setdefault(k, []).append(v)
+        if self.model is not None:
+            self.model.history = self
 
 
 def _fmt(value):
@@ -182,7 +215,10 @@ def _fmt(value):
 
 class ProgbarLogger(Callback):
     """Keras' progress display: ``verbose=1`` a bar per epoch (redrawn at most 10 times a
-    second on a terminal; the final line elsewhere), ``verbose=2`` one line per epoch."""
+    second on a terminal; the final line elsewhere), ``verbose=2`` one line per epoch. The
+    ``Epoch i/n`` line is printed when ``fit`` runs more than one epoch (Keras 3); the values
+    are shown in the order they first appeared in the (sorted) logs of the bar, so a value
+    a callback adds at the epoch end (``learning_rate``) comes last."""
 
     _tensor_logs = True
 
@@ -195,31 +231,33 @@ class ProgbarLogger(Callback):
         return self.stream if self.stream is not None else sys.stdout
 
     def _verbose(self):
-        return self.params.get("verbose", 1)
+        v = self.params.get("verbose", 1)
+        return 1 if v == "auto" else v
 
     def on_train_begin(self, logs=None):
         self._mode = "train"
 
     def on_epoch_begin(self, epoch, logs=None):
-        if self._verbose():
-            print(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}", file=self._out())
+        epochs = self.params.get("epochs", 1)
+        if self._verbose() and epochs > 1:
+            print(f"Epoch {epoch + 1}/{epochs}", file=self._out())
+        self._reset()
+
+    def _reset(self):
         self._start = time.perf_counter()
         self._last_draw = 0.0
         self._seen = 0
+        self._order = []
 
     def on_test_begin(self, logs=None):
         if self.model is not None and getattr(self.model, "_fitting", False):
             return                           # validation inside fit: no bar of its own
         self._mode = "test"
-        self._start = time.perf_counter()
-        self._last_draw = 0.0
-        self._seen = 0
+        self._reset()
 
     def on_predict_begin(self, logs=None):
         self._mode = "predict"
-        self._start = time.perf_counter()
-        self._last_draw = 0.0
-        self._seen = 0
+        self._reset()
 
     def _interactive(self):
         out = self._out()
@@ -240,7 +278,10 @@ class ProgbarLogger(Callback):
         per = elapsed / max(seen, 1)
         unit = f"{per * 1e3:.0f}ms/step" if per >= 1e-3 else f"{per * 1e6:.0f}us/step"
         parts = [head, f"{elapsed:.0f}s {unit}"]
-        parts += [f"{k}: {_fmt(v)}" for k, v in (logs or {}).items()]
+        logs = logs or {}
+        keys = logs if final else sorted(logs)      # (batch logs come unsorted)
+        self._order += [k for k in keys if k not in self._order]
+        parts += [f"{k}: {_fmt(logs[k])}" for k in self._order if k in logs]
         return " - ".join(parts)
 
     def _batch_end(self, batch, logs):
@@ -287,158 +328,283 @@ class ProgbarLogger(Callback):
         self._finish({})
 
 
-def _monitor_op(mode, monitor, who):
-    if mode not in ("auto", "min", "max"):
-        raise ValueError(f"{who}: mode must be 'auto', 'min' or 'max', got {mode!r}")
-    if mode == "auto":
-        mode = "max" if ("acc" in monitor or monitor.startswith("fmeasure")
-                         or "auc" in monitor) else "min"
-    return mode
+# --- monitoring a metric ----------------------------------------------------------------------
+
+#: Keras 3's ``_direction`` of its metric classes: "up" for a score, "down" for an error.
+_METRIC_DIRECTIONS = {
+    **dict.fromkeys(
+        ("Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
+         "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "Precision", "Recall",
+         "SensitivityAtSpecificity", "SpecificityAtSensitivity", "PrecisionAtRecall",
+         "RecallAtPrecision", "AUC", "PearsonCorrelation", "ConcordanceCorrelation",
+         "FBetaScore", "F1Score", "IoU", "BinaryIoU", "MeanIoU", "OneHotIoU", "OneHotMeanIoU",
+         "CosineSimilarity", "R2Score"), "up"),
+    **dict.fromkeys(
+        ("Hinge", "SquaredHinge", "CategoricalHinge", "BinaryCrossentropy",
+         "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "MeanSquaredError",
+         "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
+         "RootMeanSquaredError", "LogCoshError", "KLDivergence", "Poisson"), "down"),
+}
+
+#: The per-sample functions of the accuracy metrics (what ``metrics=["accuracy"]`` wraps).
+_ACCURACY_FUNCTIONS = frozenset({
+    "accuracy", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+    "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"})
 
 
-def _improved(mode, current, reference, min_delta):
-    if mode == "min":
-        return current < reference - min_delta
-    return current > reference + min_delta
-
-
-def _monitored(logs, monitor, who):
-    value = (logs or {}).get(monitor)
-    if value is None:
-        warnings.warn(f"{who}: the metric {monitor!r} is not in the logs (available: "
-                      f"{', '.join(sorted(logs or {}))}); nothing was checked",
-                      RuntimeWarning, stacklevel=3)
+def _metric_direction(metric):
+    """``"up"``, ``"down"`` or None: whether ``metric`` improves as it grows, as Keras 3 reads
+    a metric's ``_direction`` (a metric class of your own may set it)."""
+    from . import losses
+    direction = getattr(metric, "_direction", None)
+    if direction in ("up", "down"):
+        return direction
+    for cls in type(metric).__mro__:
+        found = _METRIC_DIRECTIONS.get(cls.__name__)
+        if found is not None and cls.__module__.startswith("gradtape."):
+            return found
+    fn = getattr(metric, "_fn", None)
+    if fn is None:
         return None
-    return float(value)
+    if getattr(fn, "__module__", "") == "gradtape.metrics" and \
+            getattr(fn, "__name__", None) in _ACCURACY_FUNCTIONS:
+        return "up"
+    if isinstance(fn, losses.Loss) or getattr(fn, "__module__", "") == "gradtape.losses":
+        return "down"        # a metric wrapping a loss, as Keras marks it
+    return None
 
 
-class EarlyStopping(Callback):
-    """Stop training when ``monitor`` has not improved by more than ``min_delta`` for
-    ``patience`` epochs; ``restore_best_weights`` puts back the best epoch's weights."""
+class _MonitorCallback(Callback):
+    """Keras 3's ``MonitorCallback``: watches ``monitor`` in the epoch logs. With
+    ``mode="auto"`` the direction is found at the first epoch end: ``loss`` and ``val_loss``
+    go down, a compiled metric goes the way its class does (an accuracy, AUC, precision...
+    up; an error down); another name raises ``ValueError`` (give ``mode``)."""
 
     _tensor_logs = True
 
+    def __init__(self, monitor="val_loss", mode="auto", baseline=None, min_delta=0):
+        super().__init__()
+        who = type(self).__name__
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(f"{who}: mode must be 'auto', 'min' or 'max', got {mode!r}")
+        self.monitor = monitor
+        self.mode = mode
+        self.best = baseline
+        self.min_delta = abs(min_delta)
+        self.monitor_op = None
+
+    def _set_monitor_op(self):
+        if self.mode == "min":
+            self.monitor_op = np.less
+        elif self.mode == "max":
+            self.monitor_op = np.greater
+        else:
+            name = self.monitor.removeprefix("val_")
+            if name == "loss":
+                self.monitor_op = np.less
+            for metric in getattr(self.model, "metrics", None) or []:
+                if metric.name == name:
+                    direction = _metric_direction(metric)
+                    if direction is not None:
+                        self.monitor_op = np.greater if direction == "up" else np.less
+            if self.monitor_op is None:
+                raise ValueError(
+                    f"{type(self).__name__} callback received monitor={self.monitor}, but "
+                    "Keras isn't able to automatically determine whether that metric should "
+                    "be maximized or minimized. Pass `mode='max'` in order to monitor based "
+                    "on the highest metric value, or pass `mode='min'` in order to use the "
+                    "lowest value.")
+        if self.monitor_op is np.less:
+            self.min_delta *= -1
+
+    def _is_improvement(self, monitor_value, reference_value):
+        if reference_value is None:
+            return True
+        if self.monitor_op is None:
+            self._set_monitor_op()
+        # (Keras compares the two as float32 tensors)
+        return bool(self.monitor_op(np.float32(monitor_value - self.min_delta),
+                                    np.float32(reference_value)))
+
+
+class EarlyStopping(_MonitorCallback):
+    """Stop training when ``monitor`` has not improved by more than ``min_delta`` for
+    ``patience`` epochs (counting from ``start_from_epoch``; an epoch that does not beat
+    ``baseline`` is no improvement). ``restore_best_weights`` puts back the best epoch's
+    weights when training ends, stopped early or not (as Keras 3)."""
+
     def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
                  baseline=None, restore_best_weights=False, start_from_epoch=0):
-        super().__init__()
-        self.monitor = monitor
-        self.min_delta = abs(float(min_delta))
-        self.patience = int(patience)
+        super().__init__(monitor, mode, min_delta=min_delta)
+        self.patience = patience
         self.verbose = verbose
-        self.mode = _monitor_op(mode, monitor, "EarlyStopping")
-        self.baseline = None if baseline is None else float(baseline)
-        self.restore_best_weights = bool(restore_best_weights)
-        self.start_from_epoch = int(start_from_epoch)
+        self.baseline = baseline
+        self.wait = 0
         self.stopped_epoch = 0
+        self.restore_best_weights = restore_best_weights
         self.best_weights = None
+        self.start_from_epoch = start_from_epoch
 
     def on_train_begin(self, logs=None):
         self.wait = 0
         self.stopped_epoch = 0
-        self.best = math.inf if self.mode == "min" else -math.inf
+        self.best = None
         self.best_weights = None
         self.best_epoch = 0
 
     def on_epoch_end(self, epoch, logs=None):
-        current = _monitored(logs, self.monitor, "EarlyStopping")
+        if self.monitor_op is None:
+            self._set_monitor_op()
+        current = self.get_monitor_value(logs)
         if current is None or epoch < self.start_from_epoch:
             return
         if self.restore_best_weights and self.best_weights is None:
             self.best_weights = self.model.get_weights()
+            self.best_epoch = epoch
         self.wait += 1
-        if _improved(self.mode, current, self.best, self.min_delta):
+        if self._is_improvement(current, self.best):
             self.best = current
             self.best_epoch = epoch
             if self.restore_best_weights:
                 self.best_weights = self.model.get_weights()
-            if self.baseline is None or _improved(self.mode, current, self.baseline,
-                                                  self.min_delta):
+            if self.baseline is None or self._is_improvement(current, self.baseline):
                 self.wait = 0
             return
         if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
             self.model.stop_training = True
-            if self.restore_best_weights and self.best_weights is not None:
-                if self.verbose:
-                    print(f"Restoring model weights from the end of the best epoch: "
-                          f"{self.best_epoch + 1}.")
-                self.model.set_weights(self.best_weights)
 
     def on_train_end(self, logs=None):
-        if self.stopped_epoch > 0 and self.verbose:
+        if self.stopped_epoch > 0 and self.verbose > 0:
             print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print(f"Restoring model weights from the end of the best epoch: "
+                      f"{self.best_epoch + 1}.")
+            self.model.set_weights(self.best_weights)
+
+    def get_monitor_value(self, logs):
+        logs = logs or {}
+        value = logs.get(self.monitor)
+        if value is None:
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs)}",
+                          stacklevel=2)
+            return None
+        return float(value) if np.ndim(value) == 0 else value
 
 
-class ModelCheckpoint(Callback):
+class ModelCheckpoint(_MonitorCallback):
     """Save the model (or only its weights) after each epoch, or every ``save_freq``
-    batches; ``filepath`` may hold ``{epoch}`` and log keys (``"w-{epoch:02d}-{val_loss:.2f}"``);
-    ``save_best_only`` keeps only improvements of ``monitor``; ``save_weights_only=False``
-    (the default) writes the whole model with ``model.save``."""
-
-    _tensor_logs = True
+    batches; ``filepath`` may hold ``{epoch}``, ``{batch}`` (with an int ``save_freq``) and
+    log keys (``"w-{epoch:02d}-{val_loss:.2f}.weights.h5"``); ``save_best_only`` keeps only
+    improvements of ``monitor`` over the best so far (or ``initial_value_threshold``);
+    ``save_weights_only=False`` (the default) writes the whole model with ``model.save``.
+    The files hold gradtape's formats (a zip of JSON and safetensors, or safetensors) under
+    the names given."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto", save_freq="epoch",
                  initial_value_threshold=None):
-        super().__init__()
-        if save_freq != "epoch" and (not isinstance(save_freq, int) or save_freq <= 0):
-            raise ValueError(f"ModelCheckpoint: save_freq must be 'epoch' or a positive int, "
-                             f"got {save_freq!r}")
-        self.filepath = os.fspath(filepath)
-        self.monitor = monitor
+        super().__init__(monitor, mode, initial_value_threshold)
         self.verbose = verbose
-        self.save_best_only = bool(save_best_only)
-        self.save_weights_only = bool(save_weights_only)
-        self.mode = _monitor_op(mode, monitor, "ModelCheckpoint")
+        self.filepath = os.fspath(filepath)
+        self.save_best_only = save_best_only
+        self.save_weights_only = save_weights_only
         self.save_freq = save_freq
-        self.best = (float(initial_value_threshold) if initial_value_threshold is not None
-                     else (math.inf if self.mode == "min" else -math.inf))
-        self._batches = 0
-        self._epoch = 0
-
-    def _path(self, epoch, logs):
-        try:
-            return self.filepath.format(epoch=epoch + 1, **(logs or {}))
-        except KeyError as exc:
-            raise KeyError(f"ModelCheckpoint: the filepath {self.filepath!r} names {exc}, which "
-                           f"is not in the logs ({', '.join(sorted(logs or {}))})") from None
-
-    def _save(self, epoch, logs):
-        logs = _floats(logs)
-        path = self._path(epoch, logs)
-        if self.save_best_only:
-            current = _monitored(logs, self.monitor, "ModelCheckpoint")
-            if current is None or not _improved(self.mode, current, self.best, 0):
-                return
-            if self.verbose:
-                print(f"Epoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to "
-                      f"{current:.5f}, saving model to {path}")
-            self.best = current
-        folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        if self.save_weights_only:
-            self.model.save_weights(path)
-        else:
-            self.model.save(path)
+        self._batches_seen_since_last_saving = 0
+        self._last_batch_seen = None
+        self._current_epoch = 0
+        if save_freq != "epoch" and (isinstance(save_freq, bool)
+                                     or not isinstance(save_freq, (int, np.integer))):
+            raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are "
+                             "'epoch' or integer values")
 
     def on_train_begin(self, logs=None):
         if not self.save_weights_only:
             from .saving import check_saveable
             check_saveable(self.model)        # fail now, not after the first epoch
 
-    def on_epoch_begin(self, epoch, logs=None):
-        self._epoch = epoch
-
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq != "epoch":
-            self._batches += 1
-            if self._batches % self.save_freq == 0:
-                self._save(self._epoch, logs)
+        if self._should_save_on_batch(batch):
+            self._save_model(epoch=self._current_epoch, batch=batch, logs=logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._current_epoch = epoch
 
     def on_epoch_end(self, epoch, logs=None):
+        if self.monitor_op is None:
+            self._set_monitor_op()
         if self.save_freq == "epoch":
-            self._save(epoch, logs)
+            self._save_model(epoch=epoch, batch=None, logs=logs)
+
+    def _should_save_on_batch(self, batch):
+        if self.save_freq == "epoch":
+            return False
+        if self._last_batch_seen is None or batch <= self._last_batch_seen:
+            add_batches = batch + 1               # a new epoch
+        else:
+            add_batches = batch - self._last_batch_seen
+        self._batches_seen_since_last_saving += add_batches
+        self._last_batch_seen = batch
+        if self._batches_seen_since_last_saving >= self.save_freq:
+            self._batches_seen_since_last_saving = 0
+            return True
+        return False
+
+    def _should_save_model(self, epoch, logs, filepath):
+        if not self.save_best_only:
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: saving model to {filepath}")
+            return True
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Can save best model only with {self.monitor} available.",
+                          stacklevel=3)
+            return True
+        if np.ndim(current) > 0:
+            warnings.warn(f"Can save best model only when `monitor` is a scalar value. "
+                          f"Received: {current}. Falling back to `save_best_only=False`.",
+                          stacklevel=3)
+            return True
+        current = float(current)
+        best_str = "None" if self.best is None else f"{self.best:.5f}"
+        if self._is_improvement(current, self.best):
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best_str} to "
+                      f"{current:.5f}, saving model to {filepath}")
+            self.best = current
+            return True
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}")
+        return False
+
+    def _save_model(self, epoch, batch, logs):
+        logs = _floats(logs)
+        filepath = self._get_file_path(epoch, batch, logs)
+        try:
+            if self._should_save_model(epoch, logs, filepath):
+                folder = os.path.dirname(filepath)
+                if folder:
+                    os.makedirs(folder, exist_ok=True)
+                if self.save_weights_only:
+                    self.model.save_weights(filepath, overwrite=True)
+                else:
+                    self.model.save(filepath, overwrite=True)
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
+        except IsADirectoryError:
+            raise OSError(f"Please specify a non-directory filepath for ModelCheckpoint. "
+                          f"Filepath used is an existing directory: {filepath}") from None
+
+    def _get_file_path(self, epoch, batch, logs):
+        try:
+            if batch is None or "batch" in logs:
+                return self.filepath.format(epoch=epoch + 1, **logs)
+            return self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
+        except KeyError as exc:
+            raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". '
+                           f"Reason: {exc} (the logs have: {', '.join(logs)})") from None
 
 
 def _get_lr(model, who):
@@ -465,7 +631,10 @@ def _set_lr(model, value):
 
 
 class LearningRateScheduler(Callback):
-    """Set the learning rate at the start of each epoch to ``schedule(epoch, lr)``."""
+    """Set the learning rate at the start of each epoch to ``schedule(epoch, lr)`` (or
+    ``schedule(epoch)``), which must return a float (a Python, ``np.float32`` or
+    ``np.float64`` float, as Keras 3 requires); each epoch's rate is logged as
+    ``learning_rate``."""
 
     _tensor_logs = True
 
@@ -475,73 +644,86 @@ class LearningRateScheduler(Callback):
         self.verbose = verbose
 
     def on_epoch_begin(self, epoch, logs=None):
-        lr = _get_lr(self.model, "LearningRateScheduler")
         try:
+            lr = _get_lr(self.model, "LearningRateScheduler")
             new = self.schedule(epoch, lr)
         except TypeError:
             new = self.schedule(epoch)
-        new = float(new.numpy() if hasattr(new, "numpy") else new)
+        if not isinstance(new, (float, np.float32, np.float64)):
+            raise ValueError(f"The output of the `schedule` function should be a float. "
+                             f"Got: {new}")
         if not math.isfinite(new):
             raise ValueError(f"LearningRateScheduler: the schedule gave {new} for epoch "
                              f"{epoch}")
         _set_lr(self.model, new)
-        if self.verbose:
-            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
+                  f"{new}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
             logs["learning_rate"] = _get_lr(self.model, "LearningRateScheduler")
 
 
-class ReduceLROnPlateau(Callback):
-    """Multiply the learning rate by ``factor`` when ``monitor`` has not improved for
-    ``patience`` epochs (then wait ``cooldown`` epochs), never below ``min_lr``."""
-
-    _tensor_logs = True
+class ReduceLROnPlateau(_MonitorCallback):
+    """Multiply the learning rate by ``factor`` when ``monitor`` has not improved by more
+    than ``min_delta`` for ``patience`` epochs (then wait ``cooldown`` epochs), never below
+    ``min_lr``; each epoch's rate is logged as ``learning_rate``."""
 
     def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
                  min_delta=1e-4, cooldown=0, min_lr=0.0, **kwargs):
-        super().__init__()
+        super().__init__(monitor, mode, min_delta=min_delta)
         if kwargs:
             raise TypeError(f"ReduceLROnPlateau: unexpected keyword argument "
                             f"{next(iter(kwargs))!r}")
         if factor >= 1.0:
-            raise ValueError(f"ReduceLROnPlateau: factor must be < 1, got {factor}")
-        self.monitor = monitor
-        self.factor = float(factor)
-        self.patience = int(patience)
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received "
+                             f"factor={factor}")
+        self.factor = factor
+        self.min_lr = min_lr
+        self.patience = patience
         self.verbose = verbose
-        self.mode = _monitor_op(mode, monitor, "ReduceLROnPlateau")
-        self.min_delta = float(min_delta)
-        self.cooldown = int(cooldown)
-        self.min_lr = float(min_lr)
+        self.cooldown = cooldown
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def _reset(self):
+        self.best = None
+        self.cooldown_counter = 0
+        self.wait = 0
 
     def on_train_begin(self, logs=None):
-        self.wait = 0
-        self.cooldown_counter = 0
-        self.best = math.inf if self.mode == "min" else -math.inf
+        self._reset()
+
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
 
     def on_epoch_end(self, epoch, logs=None):
-        if logs is not None:
-            logs["learning_rate"] = _get_lr(self.model, "ReduceLROnPlateau")
-        current = _monitored(logs, self.monitor, "ReduceLROnPlateau")
+        if self.monitor_op is None:
+            self._set_monitor_op()
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = _get_lr(self.model, "ReduceLROnPlateau")
+        current = logs.get(self.monitor)
         if current is None:
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` "
+                          f"which is not available. Available metrics are: {','.join(logs)}.",
+                          stacklevel=2)
             return
-        if self.cooldown_counter > 0:
+        if self.in_cooldown():
             self.cooldown_counter -= 1
             self.wait = 0
-        if _improved(self.mode, current, self.best, self.min_delta):
+        if self._is_improvement(current, self.best):
             self.best = current
             self.wait = 0
-        elif self.cooldown_counter <= 0:
+        elif not self.in_cooldown():
             self.wait += 1
             if self.wait >= self.patience:
                 old = _get_lr(self.model, "ReduceLROnPlateau")
-                if old > self.min_lr:
+                if old > np.float32(self.min_lr):
                     new = max(old * self.factor, self.min_lr)
                     _set_lr(self.model, new)
-                    if self.verbose:
-                        print(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate "
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate "
                               f"to {new}.")
                     self.cooldown_counter = self.cooldown
                     self.wait = 0
@@ -549,82 +731,346 @@ class ReduceLROnPlateau(Callback):
 
 class TerminateOnNaN(Callback):
     """Stop training at the first batch whose loss is NaN or infinite (reads the loss every
-    batch: one device wait per step)."""
+    batch: one device wait per step); with ``raise_error=True`` raise ``RuntimeError``
+    there instead."""
 
-    def on_train_batch_end(self, batch, logs=None):
+    def __init__(self, raise_error=False):
+        super().__init__()
+        self.raise_error = raise_error
+
+    def on_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(float(loss)):
+            if self.raise_error:
+                raise RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: "
+                                   f"{loss}. Terminating training immediately.")
             print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
 
 class LambdaCallback(Callback):
     """A callback from functions: ``on_epoch_end=lambda epoch, logs: ...`` and the other
-    hooks by name (``on_batch_begin``/``on_batch_end`` for training batches)."""
+    hooks by name (Keras 3's arguments, in its order; ``on_batch_begin``/``on_batch_end``
+    and the test and predict hooks by keyword)."""
 
-    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
-                 on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs):
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None,
+                 on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None,
+                 **kwargs):
         super().__init__()
         hooks = dict(on_epoch_begin=on_epoch_begin, on_epoch_end=on_epoch_end,
-                     on_batch_begin=on_batch_begin, on_batch_end=on_batch_end,
-                     on_train_begin=on_train_begin, on_train_end=on_train_end, **kwargs)
+                     on_train_begin=on_train_begin, on_train_end=on_train_end,
+                     on_train_batch_begin=on_train_batch_begin,
+                     on_train_batch_end=on_train_batch_end, **kwargs)
         for name, fn in hooks.items():
             if fn is None:
                 continue
             if not hasattr(Callback, name) or not name.startswith("on_"):
                 raise TypeError(f"LambdaCallback: unknown hook {name!r}")
             setattr(self, name, fn)
-        if on_batch_begin is not None:
-            self.on_train_batch_begin = on_batch_begin
-        if on_batch_end is not None:
-            self.on_train_batch_end = on_batch_end
 
     def _uses_batch_hooks(self):
         return any(name in self.__dict__ for name in _BATCH_HOOKS)
 
 
 class CSVLogger(Callback):
-    """Write each epoch's logs as a row of a CSV file (``append`` to keep earlier rows)."""
+    """Write each epoch's logs as a row of a CSV file: ``epoch``, then the sorted keys of
+    the first epoch's logs (and their ``val_`` columns when it had none, ``NA`` until
+    validation runs); ``append`` keeps the earlier rows (and writes no second header)."""
 
     _tensor_logs = True
 
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
+        self.sep = separator
         self.filename = os.fspath(filename)
-        self.separator = separator
-        self.append = bool(append)
-        self._file = None
-        self._writer = None
-        self._keys = None
+        self.append = append
+        self.writer = None
+        self.keys = None
+        self.append_header = True
+        self.csv_file = None
+
+    @property
+    def separator(self):
+        return self.sep
 
     def on_train_begin(self, logs=None):
-        exists = self.append and os.path.exists(self.filename) and os.path.getsize(
-            self.filename) > 0
-        self._file = open(self.filename, "a" if self.append else "w", newline="")
-        self._keys = None
-        self._writer = None
-        self._has_header = exists
+        if self.append:
+            if os.path.exists(self.filename):
+                with open(self.filename) as f:
+                    self.append_header = not bool(len(f.readline()))
+            mode = "a"
+        else:
+            mode = "w"
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.csv_file = open(self.filename, mode, newline="")
+        self.writer = None
+        self.keys = None
 
     def on_epoch_end(self, epoch, logs=None):
         logs = _floats(logs)
-        if self._writer is None:
-            self._keys = sorted(logs)
-            # as Keras: with validation_freq > 1 the first epoch has no val_ keys; their
-            # columns are made now (NA until validation runs)
-            if not any(k.startswith("val_") for k in self._keys):
-                self._keys += ["val_" + k for k in self._keys]
-            self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self._keys,
-                                          delimiter=self.separator, extrasaction="ignore")
-            if not self._has_header:
-                self._writer.writeheader()
-        row = {"epoch": epoch, **{k: logs.get(k, "NA") for k in self._keys}}
-        self._writer.writerow(row)
-        self._file.flush()
+
+        def handle_value(k):
+            is_zero_dim = isinstance(k, np.ndarray) and k.ndim == 0
+            if isinstance(k, str):
+                return k
+            if hasattr(k, "__iter__") and not is_zero_dim:
+                return f"\"[{', '.join(map(str, k))}]\""
+            return k
+
+        if self.keys is None:
+            self.keys = sorted(logs)
+            if self.keys and not any(k.startswith("val_") for k in self.keys):
+                self.keys.extend([f"val_{k}" for k in self.keys])
+        if self.writer is None:
+            self.writer = csv.DictWriter(self.csv_file, fieldnames=["epoch"] + self.keys,
+                                         delimiter=self.sep)
+            if self.append_header:
+                self.writer.writeheader()
+        row = {"epoch": epoch}
+        row.update((key, handle_value(logs.get(key, "NA"))) for key in self.keys)
+        self.writer.writerow(row)
+        self.csv_file.flush()
 
     def on_train_end(self, logs=None):
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.writer = None
+
+
+class RemoteMonitor(Callback):
+    """POST each epoch's logs (with ``epoch``) to a server: to ``root + path`` as the form
+    field ``field`` holding the JSON text, or as a JSON body with ``send_as_json``. A server
+    that cannot be reached gives a warning, not an error."""
+
+    _tensor_logs = True
+
+    def __init__(self, root="http://localhost:9000", path="/publish/epoch/end/", field="data",
+                 headers=None, send_as_json=False):
+        super().__init__()
+        self.root = root
+        self.path = path
+        self.field = field
+        self.headers = headers
+        self.send_as_json = send_as_json
+
+    def on_epoch_end(self, epoch, logs=None):
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+        send = {"epoch": epoch}
+        for k, v in _floats(logs).items():
+            send[k] = v.item() if isinstance(v, (np.ndarray, np.generic)) else v
+        headers = dict(self.headers or {})
+        if self.send_as_json:
+            data = json.dumps(send).encode()
+            headers.setdefault("Content-Type", "application/json")
+        else:
+            data = urllib.parse.urlencode({self.field: json.dumps(send)}).encode()
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        request = urllib.request.Request(self.root + self.path, data=data, headers=headers,
+                                         method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                response.read()
+        except (urllib.error.URLError, OSError, ValueError):
+            warnings.warn(f"Could not reach RemoteMonitor root server at {self.root}",
+                          stacklevel=2)
+
+
+class BackupAndRestore(Callback):
+    """Back up the training state in ``backup_dir`` and resume an interrupted ``fit``
+    from it, as Keras 3's callback.
+
+    At each epoch end (or every ``save_freq`` batches when it is an int) the model's
+    weights and its compiled optimizer's state (step count, learning rate, every slot) are
+    written to ``backup_dir/latest.weights.h5`` (gradtape's safetensors format, under
+    Keras' name) and the number of finished epochs to ``training_metadata.json``. A new
+    ``fit`` with this callback restores them first and starts at the epoch the backup was
+    taken in: a backup taken mid-epoch restarts that epoch from its first batch, with the
+    weights of the backup (as Keras does). ``double_checkpoint`` keeps the previous backup
+    as ``*.bkp`` and falls back to it when the latest cannot be read;
+    ``delete_checkpoint`` removes ``backup_dir`` when training completes.
+
+    The model must be built when ``fit`` starts if there is a backup to restore (give the
+    first layer an ``Input``, or call it once)."""
+
+    _tensor_logs = True
+
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False,
+                 delete_checkpoint=True):
+        super().__init__()
+        self.save_freq = save_freq
+        self.double_checkpoint = double_checkpoint
+        self.delete_checkpoint = delete_checkpoint
+        self._batches_seen_since_last_saving = 0
+        self._last_batch_seen = 0
+        self._current_epoch = 0
+        if not backup_dir:
+            raise ValueError("Empty `backup_dir` argument passed")
+        self.backup_dir = os.fspath(backup_dir)
+        self._weights_path = os.path.join(self.backup_dir, "latest.weights.h5")
+        self._training_metadata_path = os.path.join(self.backup_dir,
+                                                    "training_metadata.json")
+        self._prev_weights_path = f"{self._weights_path}.bkp"
+        self._prev_training_metadata_path = f"{self._training_metadata_path}.bkp"
+        if save_freq != "epoch" and (isinstance(save_freq, bool)
+                                     or not isinstance(save_freq, (int, np.integer))):
+            raise ValueError(f"Invalid value for argument `save_freq`. Received: "
+                             f"save_freq={save_freq}. Expected either 'epoch' or an integer "
+                             "value.")
+
+    def on_train_begin(self, logs=None):
+        from .checkpoint import CheckpointError
+        try:
+            self._load_model()
+        except (OSError, CheckpointError) as exc:
+            # the latest backup cannot be read: the previous one, if there is one
+            if not os.path.exists(self._prev_weights_path):
+                raise exc
+            shutil.copyfile(self._prev_weights_path, self._weights_path)
+            if os.path.exists(self._prev_training_metadata_path):
+                shutil.copyfile(self._prev_training_metadata_path,
+                                self._training_metadata_path)
+            elif os.path.exists(self._training_metadata_path):
+                os.remove(self._training_metadata_path)
+            self._load_model()
+
+    def _load_model(self):
+        from .saving import read_training_state
+        if os.path.exists(self._weights_path):
+            if not getattr(self.model, "built", True) or not self.model.variables:
+                raise ValueError(
+                    f"To use the BackupAndRestore callback, your model must be built before "
+                    f"you call `fit()`. Model {self.model.name!r} is unbuilt. You can build "
+                    "it beforehand by calling it on a batch of data.")
+            read_training_state(self.model, self._weights_path)
+        if os.path.exists(self._training_metadata_path):
+            with open(self._training_metadata_path) as f:
+                metadata = json.loads(f.read())
+            self.model._initial_epoch = metadata["epoch"]
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._current_epoch = epoch + 1
+        self._last_batch_seen = 0
+        if self.save_freq == "epoch":
+            self._save_model()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._should_save_on_batch(batch):
+            self._save_model()
+
+    def _save_model(self):
+        from .saving import write_training_state
+        os.makedirs(self.backup_dir, exist_ok=True)
+        if self.double_checkpoint and os.path.exists(self._weights_path):
+            shutil.copyfile(self._weights_path, self._prev_weights_path)
+        if self.double_checkpoint and os.path.exists(self._training_metadata_path):
+            shutil.copyfile(self._training_metadata_path, self._prev_training_metadata_path)
+        write_training_state(self.model, self._weights_path)
+        with open(self._training_metadata_path, "w") as f:
+            f.write(json.dumps({"epoch": self._current_epoch, "batch": self._last_batch_seen}))
+
+    def _should_save_on_batch(self, batch):
+        if self.save_freq == "epoch":
+            return False
+        if batch <= self._last_batch_seen:           # a new epoch
+            add_batches = batch + 1
+        else:
+            add_batches = batch - self._last_batch_seen
+        self._batches_seen_since_last_saving += add_batches
+        self._last_batch_seen = batch
+        if self._batches_seen_since_last_saving >= self.save_freq:
+            self._batches_seen_since_last_saving = 0
+            return True
+        return False
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+            shutil.rmtree(self.backup_dir)
+
+
+class SwapEMAWeights(Callback):
+    """Evaluate with the optimizer's exponential moving averages of the weights (an
+    optimizer made with ``use_ema=True``), as Keras 3: the model's trainable weights and
+    their averages are swapped in place at the start of every evaluation (and ``predict``)
+    and swapped back at its end, so the validation of ``fit`` sees the averaged weights.
+    With ``swap_on_epoch=True`` they are also swapped at each epoch end and back at the next
+    epoch's start, so that callbacks after this one (``ModelCheckpoint``) see the averages;
+    after the last epoch the averages stay in the model."""
+
+    _tensor_logs = True
+
+    def __init__(self, swap_on_epoch=False):
+        super().__init__()
+        self.swap_on_epoch = swap_on_epoch
+        self._ema_weights_in_model = False
+
+    def _ema_optimizers(self):
+        opt = self.model.optimizer
+        opt = getattr(opt, "inner_optimizer", opt)
+        if not getattr(opt, "use_ema", False):
+            raise ValueError(f"SwapEMAWeights must be used when `use_ema=True` is set on the "
+                             f"optimizer. Received: use_ema={getattr(opt, 'use_ema', False)}")
+        return opt
+
+    def _pairs(self, opt):
+        """``(variable, its moving average)`` for every variable the optimizer averages."""
+        pairs = []
+        for vid in list(opt._slot_order):
+            slots = opt._slots.get(vid)
+            owner = opt._slot_owners.get(vid)
+            var = owner() if owner is not None else None
+            if var is not None and slots and "average" in slots:
+                pairs.append((var, slots["average"]))
+        return pairs
+
+    def _swap_variables(self):
+        for var, average in self._pairs(self._ema_optimizers()):
+            dev = var._device
+            with dev.activate():
+                xp = dev.xp
+                current = xp.copy(var._value)
+                var._set(xp.copy(average._value))
+                average._set(current)
+
+    def _finalize_ema_values(self):
+        for var, average in self._pairs(self._ema_optimizers()):
+            dev = var._device
+            with dev.activate():
+                average._set(dev.xp.copy(var._value))
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.swap_on_epoch and self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.swap_on_epoch and not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+            if epoch == self.params["epochs"] - 1:
+                self._finalize_ema_values()
+
+    def on_test_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_test_end(self, logs=None):
+        if self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_predict_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_predict_end(self, logs=None):
+        if self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
 
 
 def _weight_tag(weight):

@@ -310,9 +310,7 @@ def _adapter(x, y, sample_weight, batch_size, shuffle, steps, who, fresh=False):
         if sample_weight is not None:
             raise ValueError(f"{who}: sample_weight must be None when x is a dataset, "
                              "generator or Sequence (yield (x, y, sample_weight) instead)")
-        if batch_size is not None:
-            raise ValueError(f"{who}: batch_size must be None when x is a dataset, generator "
-                             "or Sequence (it makes its own batches)")
+        # (batch_size is ignored: the stream makes its own batches, as Keras 3)
         return _StreamData(x, steps, shuffle, who, fresh)
     data = _ArrayData(x, y, sample_weight, batch_size, shuffle, who)
     return data
@@ -928,6 +926,8 @@ class TrainingMixin:
         logs = {}
         try:
             cbs.on_train_begin()
+            # a callback that restored a backup (BackupAndRestore) says where to resume
+            initial_epoch = self.__dict__.pop("_initial_epoch", None) or initial_epoch
             for epoch in range(int(initial_epoch), int(epochs)):
                 self.reset_metrics()
                 cbs.on_epoch_begin(epoch)

@@ -37,21 +37,31 @@ import numpy as np
 from . import nest as _nest
 
 __all__ = ["save_model", "load_model", "serialize_layer", "deserialize_layer",
-           "register_keras_serializable", "SavingError", "clone_model", "model_to_json",
-           "model_from_json", "model_get_config", "model_from_config"]
+           "register_keras_serializable", "get_registered_name", "get_registered_object",
+           "SavingError", "clone_model", "model_to_json", "model_from_json",
+           "model_get_config", "model_from_config", "write_training_state",
+           "read_training_state"]
 
 FORMAT = "gradtape.keras/1"
-_REGISTERED: dict = {}
+_REGISTERED: dict = {}            # Keras' global custom objects: {"package>Name": object, ...}
+_REGISTERED_NAMES: dict = {}      # the name each registered object was registered under
 _SCOPE = threading.local()        # custom_objects of the load in progress; layers seen by a save
 
 
 def custom_object(name):
     """The object called ``name`` among the ``custom_objects`` of the load in progress or
-    the registered classes (None if none)."""
+    the global custom objects (None if none). A name without its package finds the object
+    registered as ``"package>name"`` too, as files that name a registered class by its
+    class name (gradtape's earlier files, and Keras' ``class_name``) need."""
     for table in reversed(getattr(_SCOPE, "custom", [])):
         if name in table:
             return table[name]
-    return _REGISTERED.get(name)
+    found = _REGISTERED.get(name)
+    if found is None and isinstance(name, str) and ">" not in name:
+        for key, value in _REGISTERED.items():
+            if key.rpartition(">")[2] == name:
+                return value
+    return found
 
 
 @contextlib.contextmanager
@@ -71,12 +81,44 @@ class SavingError(ValueError):
 
 
 def register_keras_serializable(package="Custom", name=None):
-    """Class decorator: make a layer class loadable by name (as Keras' decorator)."""
-    def decorate(cls):
-        _REGISTERED[name or cls.__name__] = cls
-        _REGISTERED[f"{package}>{name or cls.__name__}"] = cls
-        return cls
+    """Decorator: register a class (or function) as ``"package>name"`` (``name`` defaults to
+    its ``__name__``) among the global custom objects, as Keras 3: saved configs name it so
+    (``registered_name``) and loading finds it. A class must define ``get_config``."""
+    def decorate(arg):
+        class_name = name if name is not None else arg.__name__
+        registered_name = f"{package}>{class_name}"
+        if inspect.isclass(arg) and not hasattr(arg, "get_config"):
+            raise ValueError("Cannot register a class that does not have a get_config() "
+                             "method.")
+        _REGISTERED[registered_name] = arg
+        _REGISTERED_NAMES[arg] = registered_name
+        return arg
     return decorate
+
+
+def get_registered_name(obj) -> str:
+    """The name ``obj`` was registered under (``"package>Name"``), else its ``__name__``."""
+    try:
+        found = _REGISTERED_NAMES.get(obj)
+    except TypeError:                     # (an unhashable object is never registered)
+        found = None
+    return found if found is not None else obj.__name__
+
+
+def get_registered_object(name, custom_objects=None, module_objects=None):
+    """Keras 3's lookup: ``name`` in the active ``custom_object_scope``, the global custom
+    objects (a registered class under its full ``"package>Name"`` only), ``custom_objects``,
+    then ``module_objects``; None when none has it."""
+    for table in reversed(getattr(_SCOPE, "custom", [])):
+        if name in table:
+            return table[name]
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    if module_objects and name in module_objects:
+        return module_objects[name]
+    return None
 
 
 def _classes(custom_objects=None):
@@ -84,11 +126,32 @@ def _classes(custom_objects=None):
     from .layers import Layer
     found = {name: obj for name, obj in vars(layers).items()
              if isinstance(obj, type) and issubclass(obj, Layer)}
+    # a registered class is found by its registered name, and by its name alone (older
+    # files name it so)
+    found.update({key.rpartition(">")[2]: obj for key, obj in _REGISTERED.items()})
     found.update(_REGISTERED)
     for table in getattr(_SCOPE, "custom", []):
         found.update(table)
     found.update(custom_objects or {})
     return found
+
+
+def _is_builtin(cls) -> bool:
+    return getattr(cls, "__module__", "").startswith("gradtape.")
+
+
+def _entry(obj, class_name, config) -> dict:
+    """Keras 3's layout of a serialized object: ``module``, ``class_name``, ``config`` and
+    ``registered_name`` (None for a built-in class, else the name it is registered under,
+    or its class name)."""
+    from .layers import Sequential
+    cls = type(obj)
+    if _is_builtin(cls):
+        return {"module": "keras" if cls is Sequential else "keras.layers",
+                "class_name": class_name, "config": config, "registered_name": None}
+    module = cls.__module__
+    return {"module": None if module == "__main__" else module, "class_name": class_name,
+            "config": config, "registered_name": get_registered_name(cls)}
 
 
 # --- layers ------------------------------------------------------------------------------------
@@ -103,13 +166,14 @@ def serialize_layer(layer) -> dict:
                           "function, which cannot be saved; save the weights and build the "
                           "model in code, or write the computation as a layer class")
     if isinstance(layer, Sequential):
-        return {"class_name": type(layer).__name__, "config": _sequential_config(layer)}
+        return _entry(layer, type(layer).__name__, _sequential_config(layer))
     if isinstance(layer, Model):
         if layer.__dict__.get("_graph") is None or type(layer) is not Model:
             raise SavingError(f"{type(layer).__name__} '{layer.name}' is a subclassed model: "
                               "its architecture is Python code, which cannot be saved; use "
                               "save_weights, or build it as a functional or Sequential model")
-        return {"class_name": "Functional", "config": _functional_config(layer)}
+        return {"module": "keras.src.models.functional", "class_name": "Functional",
+                "config": _functional_config(layer), "registered_name": "Functional"}
     config = layer.get_config()
     who = f"{type(layer).__name__} layer '{layer.name}'"
     _check_json(config, who)
@@ -122,7 +186,7 @@ def serialize_layer(layer) -> dict:
     if missing:
         raise SavingError(f"{who}: get_config() lacks the constructor argument(s) {missing}; "
                           "define get_config to return them, so the layer can be rebuilt")
-    return {"class_name": type(layer).__name__, "config": config}
+    return _entry(layer, type(layer).__name__, config)
 
 
 def _claim(layer, who):
@@ -148,7 +212,10 @@ def deserialize_layer(data, custom_objects=None):
     if name == "Functional":
         return _functional_from_config(config, custom_objects)
     classes = _classes(custom_objects)
-    cls = classes.get(name)
+    registered = data.get("registered_name")
+    cls = classes.get(registered) if registered else None
+    if cls is None:
+        cls = classes.get(name)
     if cls is None:
         raise SavingError(f"unknown layer class {name!r}: pass it in custom_objects or "
                           "register it with gt.keras.saving.register_keras_serializable")
@@ -176,6 +243,9 @@ def _check_json(value, who):
 # --- Sequential ----------------------------------------------------------------------------------
 
 def _sequential_config(model) -> dict:
+    """Keras 3's Sequential config: ``name``, ``trainable``, ``dtype``, ``layers`` (led by
+    the ``InputLayer`` when the input shape is known) and ``build_input_shape``."""
+    from .layers import Layer
     shape = model.__dict__.get("_input_batch_shape") or model.__dict__.get("_seen_input_shape")
     dtype = model.__dict__.get("_input_dtype")
     nodes = model.__dict__.get("_inbound_nodes") or []
@@ -184,18 +254,37 @@ def _sequential_config(model) -> dict:
         dtype = nodes[0].input._np_dtype
     for layer in model.layers:
         _claim(layer, f"Sequential '{model.name}'")
-    return {"name": model.name, "trainable": model.trainable,
-            "layers": [serialize_layer(layer) for layer in model.layers],
-            "build_input_shape": None if shape is None else list(shape),
-            "input_dtype": None if dtype is None else np.dtype(dtype).name}
+    base = Layer.get_config(model)
+    config = {"name": model.name, "trainable": model.trainable}
+    if "dtype" in base:
+        config["dtype"] = base["dtype"]
+    layers = [serialize_layer(layer) for layer in model.layers]
+    if shape is not None:
+        shape = tuple(shape)
+        inputs = model.__dict__.get("inputs") or [None]
+        source = getattr(inputs[0], "_input_layer", None)
+        layers.insert(0, {"module": "keras.layers", "class_name": "InputLayer", "config": {
+            "batch_shape": shape,
+            "dtype": np.dtype(dtype if dtype is not None else np.float32).name,
+            "sparse": False, "ragged": False,
+            "name": source.name if source is not None else "input_layer",
+            "optional": False}, "registered_name": None})
+    config["layers"] = layers
+    if shape is not None:
+        config["build_input_shape"] = shape
+    return config
 
 
 def _sequential_from_config(cls, config, custom_objects):
+    """The Sequential of :func:`_sequential_config` (also of gradtape's earlier layout: no
+    InputLayer entry, the input's shape and dtype in ``build_input_shape`` and
+    ``input_dtype``)."""
     from .keras_graph import Input
+    from .layers import InputLayer
     layers = [deserialize_layer(d, custom_objects) for d in config.get("layers", [])]
     shape = config.get("build_input_shape")
     first = []
-    if shape is not None:
+    if shape is not None and not (layers and isinstance(layers[0], InputLayer)):
         first = [Input(batch_shape=tuple(shape), dtype=config.get("input_dtype") or None)]
     model = cls(first + layers, name=config.get("name"))
     model.trainable = bool(config.get("trainable", True))
@@ -494,7 +583,7 @@ def _read_optimizer_state(zf, path):
     return arrays
 
 
-def _restore_optimizer(model, arrays, path):
+def _restore_optimizer(model, arrays, path, who="load_model", member=OPTIMIZER_MEMBER):
     """Fill the compiled optimizer of ``model`` from ``arrays``: everything is checked first,
     and on any mismatch :class:`SavingError` lists it and the optimizer keeps its fresh
     state."""
@@ -547,7 +636,7 @@ def _restore_optimizer(model, arrays, path):
     if unknown:
         problems.append(f"entries that are no optimizer state: {_listing(unknown)}")
     if problems:
-        raise SavingError(f"load_model: {path}: its optimizer state ({OPTIMIZER_MEMBER}) does "
+        raise SavingError(f"{who}: {path}: its optimizer state ({member}) does "
                           f"not fit the {type(opt).__name__} optimizer of "
                           f"{type(model).__name__} '{model.name}'; the optimizer was not "
                           f"restored:\n  " + "\n  ".join(problems))
@@ -558,6 +647,44 @@ def _restore_optimizer(model, arrays, path):
     for var, slot_name, arr in slot_plan:
         opt._restore_slot(var, slot_name, arr)
     opt._iterations._set(staged)
+
+
+# --- the training state (BackupAndRestore) -------------------------------------------------------
+#
+# One safetensors file: ``weights/{path}`` for every model variable (``path`` as in
+# ``save_weights``) and ``optimizer/{entry}`` for the compiled optimizer's state as
+# ``optimizer.safetensors`` holds it (none before its first step).
+
+def write_training_state(model, filepath) -> str:
+    """Write ``model``'s variables and its compiled optimizer's state to ``filepath``
+    (atomically)."""
+    from .checkpoint import _host, write_arrays
+    arrays = {f"weights/{name}": _host(var) for name, var in model.named_variables()}
+    for key, value in (_optimizer_arrays(model) or {}).items():
+        arrays[f"optimizer/{key}"] = value
+    return write_arrays(os.fspath(filepath), arrays, "training_state")
+
+
+def read_training_state(model, filepath) -> None:
+    """Restore what :func:`write_training_state` wrote into ``model`` and its optimizer: the
+    weights and the optimizer state are all checked before anything is assigned."""
+    from .checkpoint import _check_match, _device_arrays, read_arrays
+    path = os.fspath(filepath)
+    arrays, _ = read_arrays(path, kind="training_state")
+    weights = {k[len("weights/"):]: v for k, v in arrays.items() if k.startswith("weights/")}
+    opt_state = {k[len("optimizer/"):]: v for k, v in arrays.items()
+                 if k.startswith("optimizer/")}
+    targets = dict(model.named_variables())
+    _check_match(path, weights, targets, f"{type(model).__name__} '{model.name}'")
+    staged = _device_arrays(targets, weights)
+    if opt_state:
+        if model.__dict__.get("optimizer") is None:
+            raise SavingError(f"BackupAndRestore: {path} holds an optimizer state, but "
+                              f"{type(model).__name__} '{model.name}' is not compiled")
+        _restore_optimizer(model, opt_state, path, who="BackupAndRestore",
+                           member="optimizer/*")
+    for var, arr in staged:
+        var._set(arr)
 
 
 def is_saved_model(filepath) -> bool:

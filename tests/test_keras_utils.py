@@ -282,8 +282,9 @@ def test_model_from_json_custom_objects_and_foreign_json():
 def test_get_config_and_from_config():
     m = _seq()
     config = m.get_config()
-    assert config["name"] == m.name and len(config["layers"]) == 2
-    assert config["build_input_shape"] == [None, 3]
+    assert config["name"] == m.name and len(config["layers"]) == 3
+    assert config["layers"][0]["class_name"] == "InputLayer"
+    assert tuple(config["build_input_shape"]) == (None, 3)
     again = keras.Sequential.from_config(config)
     assert type(again) is keras.Sequential and again.built and again is not m
     i = keras.Input((3,), name="inp")
