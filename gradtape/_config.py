@@ -17,9 +17,28 @@ class Configurable:
         return f"{type(self).__name__}({args})"
 
 
+# the Keras module each family of built-in classes is serialized under
+_KERAS_MODULES = {"gradtape.initializers": "keras.initializers",
+                  "gradtape.regularizers": "keras.regularizers",
+                  "gradtape.constraints": "keras.constraints", "gradtape.losses": "keras.losses",
+                  "gradtape.optimizers": "keras.optimizers", "gradtape.metrics": "keras.metrics"}
+
+
 def serialize(obj) -> dict:
-    """``{"class_name": ..., "config": obj.get_config()}``."""
-    return {"class_name": type(obj).__name__, "config": obj.get_config()}
+    """Keras 3's layout: ``{"module", "class_name", "config": obj.get_config(),
+    "registered_name"}`` (``registered_name`` None for a built-in class, else the name it
+    was registered under, or its own)."""
+    cls = type(obj)
+    module = _KERAS_MODULES.get(cls.__module__)
+    if module is not None:
+        module = getattr(cls, "_keras_module", module)    # (a family's own submodule)
+    registered = None
+    if module is None:
+        from .saving import get_registered_name
+        module = None if cls.__module__ == "__main__" else cls.__module__
+        registered = get_registered_name(cls)
+    return {"module": module, "class_name": cls.__name__, "config": obj.get_config(),
+            "registered_name": registered}
 
 
 def deserialize(config: dict, classes: dict, kind: str, known, fold_case: bool = True):

@@ -60,6 +60,8 @@ class LearningRateSchedule(_config.Configurable):
     as a device array, computed on the device: what a captured step uses).
     """
 
+    _keras_module = "keras.optimizers.schedules"
+
     def value_at(self, step: int) -> float:
         """The learning rate at ``step`` (a Python int; a float for a fractional step) as a
         Python float."""

@@ -285,7 +285,8 @@ def test_add_loss_activity_and_weight_regularizers():
     bn(x)
     assert float(bn.losses[0].numpy()) == pytest.approx(0.01 * 3)
     assert L.Dense(2, kernel_regularizer=keras.regularizers.L2(0.3)).get_config()[
-        "kernel_regularizer"] == {"class_name": "L2", "config": {"l2": 0.3}}
+        "kernel_regularizer"] == {"module": "keras.regularizers", "class_name": "L2",
+                                  "config": {"l2": 0.3}, "registered_name": None}
 
 
 def test_embedding_takes_input_length():

@@ -185,8 +185,9 @@ def test_constraints_match_keras():
 
 
 def test_constraints_by_name_and_config():
-    assert C.serialize(C.MaxNorm(3)) == {"class_name": "MaxNorm",
-                                         "config": {"max_value": 3, "axis": 0}}
+    assert C.serialize(C.MaxNorm(3)) == {"module": "keras.constraints", "class_name": "MaxNorm",
+                                         "config": {"max_value": 3, "axis": 0},
+                                         "registered_name": None}
     assert C.get("max_norm").get_config() == {"max_value": 2, "axis": 0}
     assert isinstance(C.get("non_neg"), C.NonNeg) and isinstance(C.get("NonNeg"), C.NonNeg)
     u = C.get({"class_name": "UnitNorm", "config": {"axis": 1}})
@@ -211,9 +212,11 @@ def test_layers_take_weight_constraints_and_optimizers_apply_them():
     m = keras.Sequential([keras.Input((3,)), d])
     assert isinstance(d.kernel.constraint, C.MaxNorm) and isinstance(d.bias.constraint, C.NonNeg)
     cfg = d.get_config()
-    assert cfg["kernel_constraint"] == {"class_name": "MaxNorm",
-                                        "config": {"max_value": 0.5, "axis": 0}}
-    assert cfg["bias_constraint"] == {"class_name": "NonNeg", "config": {}}
+    assert cfg["kernel_constraint"] == {"module": "keras.constraints", "class_name": "MaxNorm",
+                                        "config": {"max_value": 0.5, "axis": 0},
+                                        "registered_name": None}
+    assert cfg["bias_constraint"] == {"module": "keras.constraints", "class_name": "NonNeg",
+                                      "config": {}, "registered_name": None}
     m.compile("sgd", "mse")
     m.fit(np.ones((4, 3), np.float32), np.full((4, 2), -5.0, np.float32), epochs=1,
           batch_size=4, verbose=0)

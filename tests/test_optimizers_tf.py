@@ -513,7 +513,8 @@ def test_schedules_at_fractional_steps_follow_tensorflow():
 def test_schedules_serialize_and_deserialize():
     sched = schedules.PolynomialDecay(0.1, 10, end_learning_rate=0.01, power=2.0, cycle=True)
     config = schedules.serialize(sched)
-    assert config == {"class_name": "PolynomialDecay", "config": sched.get_config()}
+    assert config == {"module": "keras.optimizers.schedules", "class_name": "PolynomialDecay",
+                      "config": sched.get_config(), "registered_name": None}
     again = schedules.deserialize(config)
     assert type(again) is schedules.PolynomialDecay and again.get_config() == sched.get_config()
     keras3 = {"module": "keras.optimizers.schedules", "class_name": "ExponentialDecay",
