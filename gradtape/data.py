@@ -19,6 +19,8 @@ Shuffling draws from NumPy's PCG64 seeded by ``seed`` (or the global seed of
 """
 from __future__ import annotations
 
+import collections
+import enum
 import itertools
 import os
 import pickle
@@ -31,10 +33,12 @@ from . import nest
 from . import random as _random
 from .backend import current_device, get_device
 from .dtypes import as_dtype
+from .errors import InvalidArgumentError
 from .tensor import Tensor, TensorShape, TensorSpec, convert_to_tensor
 
-__all__ = ["Dataset", "Iterator", "Optional", "AUTOTUNE", "INFINITE_CARDINALITY",
-           "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "DatasetSpec", "Iterator", "NumpyIterator", "Optional", "Options",
+           "ThreadingOptions", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
+           "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -215,12 +219,9 @@ class Dataset:
             elements = _Delivery(elements, dev)
         return Iterator(self, elements)
 
-    def as_numpy_iterator(self):
+    def as_numpy_iterator(self) -> "NumpyIterator":
         """Iterate the elements as nests of NumPy values (0-d ones as NumPy scalars)."""
-        def to_numpy(t):
-            a = t._value
-            return a[()] if a.ndim == 0 else a
-        return (nest.map_structure(to_numpy, e) for e in self._iter())
+        return NumpyIterator(self._iter())
 
     def __bool__(self):
         return True
@@ -277,11 +278,19 @@ class Dataset:
         return _RandomStream(seed, bool(rerandomize_each_iteration))
 
     @staticmethod
+    def counter(start=0, step=1, dtype="int64", name=None) -> "Dataset":
+        """``start, start + step, ...`` without end, as scalars of ``dtype``."""
+        return _Counter(start, step, dtype)
+
+    @staticmethod
     def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
                              rerandomize_each_iteration=None) -> "Dataset":
         """Elements drawn from ``datasets`` at random with probabilities ``weights``
         (uniform by default); when one ends it is dropped from the draw (or, with
-        ``stop_on_empty_dataset``, the whole dataset ends)."""
+        ``stop_on_empty_dataset``, the whole dataset ends). One dataset: itself."""
+        if isinstance(datasets, (list, tuple)) and len(datasets) == 1 and \
+                isinstance(datasets[0], Dataset):
+            return datasets[0]
         return _Sample(datasets, weights, seed, stop_on_empty_dataset)
 
     @staticmethod
@@ -299,13 +308,17 @@ class Dataset:
         return _FromGenerator(generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
-    def zip(*datasets, name=None) -> "Dataset":
+    def zip(*args, datasets=None, name=None) -> "Dataset":
         """Elements of several datasets side by side (a tuple, or the nest given), until the
-        shortest ends: ``Dataset.zip((a, b))`` or ``Dataset.zip(a, b)``."""
-        if len(datasets) == 1:
-            datasets = datasets[0]      # a structure of datasets (or one: its elements)
-        elif len(datasets) == 0:
-            raise ValueError("Dataset.zip: give at least one dataset")
+        shortest ends: ``Dataset.zip((a, b))``, ``Dataset.zip(a, b)`` or
+        ``Dataset.zip(datasets=(a, b))``."""
+        if args and datasets is not None:
+            raise TypeError("Dataset.zip: Both `*args` and `datasets` cannot be set.")
+        if datasets is None:
+            if not args:
+                raise TypeError("Dataset.zip: Must pass at least one dataset to `zip`.")
+            # a structure of datasets (or one: its elements)
+            datasets = args[0] if len(args) == 1 else args
         return _Zip(datasets)
 
     # --- transformations ----------------------------------------------------------------------
@@ -326,8 +339,8 @@ class Dataset:
         """Split each element along its first axis (the inverse of ``batch``)."""
         return _Unbatch(self)
 
-    def map(self, map_func, num_parallel_calls=None, deterministic=None,
-            name=None) -> "Dataset":
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, synchronous=None,
+            use_unbounded_threadpool=False, name=None) -> "Dataset":
         """``map_func(element)`` for each element (``map_func(*element)`` for a tuple)."""
         return _Map(self, map_func)
 
@@ -413,10 +426,11 @@ class Dataset:
         try:
             element = next(it)
         except StopIteration:
-            raise ValueError("Dataset.get_single_element: the dataset is empty") from None
+            raise InvalidArgumentError("Dataset.get_single_element: the dataset is "
+                                       "empty") from None
         for _ in it:
-            raise ValueError("Dataset.get_single_element: the dataset has more than one "
-                             "element")
+            raise InvalidArgumentError("Dataset.get_single_element: the dataset has more "
+                                       "than one element")
         return element
 
     def take_while(self, predicate, name=None) -> "Dataset":
@@ -432,6 +446,41 @@ class Dataset:
         dev = current_device()
         return state if dev is _Host.get() else _deliver(state, dev)
 
+    def group_by_window(self, key_func, reduce_func, window_size=None,
+                        window_size_func=None, name=None) -> "Dataset":
+        """Group the elements by ``key_func(element)`` (an int64 scalar); each time a group
+        holds ``window_size`` elements (or ``window_size_func(key)``), the elements of the
+        dataset ``reduce_func(key, group_dataset)``. At the end, the groups left over, in
+        increasing key order."""
+        return _GroupByWindow(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None,
+                                  padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False,
+                                  name=None) -> "Dataset":
+        """Batches of elements of similar length: an element of length
+        ``element_length_func(element)`` goes to the bucket ``i`` with
+        ``bucket_boundaries[i-1] <= length < bucket_boundaries[i]``, whose batches have
+        ``bucket_batch_sizes[i]`` elements, padded as :meth:`padded_batch` (to the batch's
+        longest, or with ``pad_to_bucket_boundary`` to ``bucket_boundaries[i] - 1``) unless
+        ``no_padding``."""
+        return _bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+            padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
+
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None) -> None:
+        """Write one complete pass (the elements and their spec) to the directory ``path``,
+        in gradtape's format (``compression="GZIP"`` compresses it), for :meth:`load`."""
+        _save(self, path, compression)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None,
+             wait=False) -> "Dataset":
+        """The dataset :meth:`save` wrote to the directory ``path`` (its elements read
+        into memory); ``element_spec``, when given, must match the saved one."""
+        return _load(path, element_spec)
+
     def apply(self, transformation_func) -> "Dataset":
         """``transformation_func(self)``, which must return a dataset."""
         out = transformation_func(self)
@@ -441,20 +490,265 @@ class Dataset:
         return out
 
     def with_options(self, options, name=None) -> "Dataset":
-        """Accepted for TensorFlow scripts; the options (threading, autotuning) change
-        nothing here."""
-        return self
+        """This dataset with ``options`` (a :class:`Options`) set on it, merged over those
+        of its inputs (read back with :meth:`options`). They are kept for TensorFlow
+        scripts: gradtape's pipelines are deterministic and need no tuning, so none of
+        them changes the elements."""
+        if not isinstance(options, Options):
+            raise TypeError(f"Dataset.with_options: expected a gt.data.Options, got "
+                            f"{type(options).__name__}")
+        return _WithOptions(self, options)
 
-    def options(self):
-        return Options()
+    def options(self) -> "Options":
+        """The options of this dataset: those set with :meth:`with_options` on it and on
+        the datasets it is made from (the later ones win)."""
+        merged = Options()
+        for parent in self._inputs():
+            merged = merged.merge(parent.options())
+        return merged
+
+    def _inputs(self) -> list:
+        """The datasets this one reads (for options)."""
+        return []
 
 
-class Options:
-    """``tf.data.Options``: accepted and kept; gradtape's pipelines need no tuning."""
+class _OptionsBase:
+    """A group of options, as ``tf.data``'s: a fixed set of properties, each at its default
+    (mostly ``None``) until set; setting an unknown one, or one of the wrong type, is an
+    error. Merging takes the properties the other group sets."""
+
+    _fields = {}        # name: (type or tuple of types, factory of the default or None)
+    _aliases = {}       # another name: name
 
     def __init__(self):
-        self.experimental_deterministic = True
-        self.deterministic = True
+        # the properties set, and the groups nested in this one
+        object.__setattr__(self, "_values", {
+            name: kind() for name, (kind, _) in self._fields.items()
+            if isinstance(kind, type) and issubclass(kind, _OptionsBase)})
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values")
+        key = self._aliases.get(name, name)
+        if values is None or key not in self._fields:
+            raise AttributeError(f"{type(self).__name__} has no property {name!r}")
+        if key in values:
+            return values[key]
+        default = self._fields[key][1]
+        return default() if default is not None else None
+
+    def __setattr__(self, name, value):
+        key = self._aliases.get(name, name)
+        if key not in self._fields:
+            raise AttributeError(f"Cannot set the property {name} on {type(self).__name__}.")
+        kind = self._fields[key][0]
+        if value is not None and not (isinstance(value, kind) and not (
+                isinstance(value, bool) and kind is int)):
+            raise TypeError(f'Property "{name}" must be of type {kind}, got: {value!r} '
+                            f"(type: {type(value)})")
+        self._values[key] = value
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._values == self._values
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None
+
+    def _merged(self, other):
+        """A copy with every property ``other`` sets taken from ``other``."""
+        out = type(self)()
+        for key in self._fields:
+            mine, theirs = self._values.get(key, _UNSET), other._values.get(key, _UNSET)
+            if isinstance(mine, _OptionsBase):
+                out._values[key] = mine._merged(theirs)
+            elif theirs is not _UNSET:
+                out._values[key] = theirs
+            elif mine is not _UNSET:
+                out._values[key] = mine
+        return out
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._values})"
+
+
+_UNSET = object()
+
+
+class AutoShardPolicy(enum.IntEnum):
+    """How a distributed dataset would be split between workers
+    (``tf.data.experimental.AutoShardPolicy``); kept in the options, unused here."""
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
+
+
+class ExternalStatePolicy(enum.IntEnum):
+    """``tf.data.experimental.ExternalStatePolicy`` (kept in the options)."""
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
+
+
+class AutotuneAlgorithm(enum.IntEnum):
+    """``tf.data.experimental.AutotuneAlgorithm`` (kept in the options)."""
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
+class ThreadingOptions(_OptionsBase):
+    """``tf.data.ThreadingOptions``: thread pool sizes."""
+
+    _fields = {"max_intra_op_parallelism": (int, None), "private_threadpool_size": (int, None)}
+
+
+class AutotuneOptions(_OptionsBase):
+    """``tf.data.experimental.AutotuneOptions``."""
+
+    _fields = {"autotune_algorithm": (AutotuneAlgorithm, None), "cpu_budget": (int, None),
+               "enabled": (bool, None), "initial_parallelism": (int, None),
+               "min_parallelism": (int, None), "ram_budget": (int, None)}
+
+
+class DistributeOptions(_OptionsBase):
+    """``tf.data.experimental.DistributeOptions``."""
+
+    _fields = {"auto_shard_policy": (AutoShardPolicy, lambda: AutoShardPolicy.AUTO),
+               "num_devices": (int, None)}
+
+
+class OptimizationOptions(_OptionsBase):
+    """``tf.data.experimental.OptimizationOptions``: graph rewrites tf.data may make."""
+
+    _fields = {name: (bool, None) for name in (
+        "apply_default_optimizations", "filter_fusion", "filter_parallelization",
+        "inject_prefetch", "map_and_batch_fusion", "map_and_filter_fusion", "map_fusion",
+        "map_parallelization", "noop_elimination", "parallel_batch",
+        "seq_interleave_prefetch", "shuffle_and_repeat_fusion")}
+
+
+class ServiceOptions(_OptionsBase):
+    """``tf.data.experimental.ServiceOptions``."""
+
+    _fields = {"pinned": (bool, None)}
+
+
+class Options(_OptionsBase):
+    """``tf.data.Options``: the options of a dataset (``ds.with_options(options)``), in
+    tf.data's groups (``options.threading.private_threadpool_size = 8``,
+    ``options.experimental_distribute.auto_shard_policy = AutoShardPolicy.DATA`` ...).
+    They are kept, merged and read back as in TensorFlow; gradtape's pipelines are
+    deterministic and need no tuning, so none of them changes the elements."""
+
+    _fields = {
+        "autotune": (AutotuneOptions, None),
+        "dataset_name": (str, None),
+        "deterministic": (bool, None),
+        "experimental_distribute": (DistributeOptions, None),
+        "experimental_external_state_policy": (ExternalStatePolicy, None),
+        "experimental_optimization": (OptimizationOptions, None),
+        "experimental_service": (ServiceOptions, None),
+        "experimental_slack": (bool, None),
+        "experimental_symbolic_checkpoint": (bool, None),
+        "experimental_warm_start": (bool, None),
+        "framework_type": (list, None),
+        "threading": (ThreadingOptions, None),
+    }
+    _aliases = {"experimental_deterministic": "deterministic",
+                "experimental_threading": "threading"}
+
+    def merge(self, options) -> "Options":
+        """A new Options: these, with every option that ``options`` sets taken from it."""
+        if not isinstance(options, Options):
+            raise TypeError(f"Options.merge: expected a gt.data.Options, got "
+                            f"{type(options).__name__}")
+        return self._merged(options)
+
+
+class DatasetSpec:
+    """The spec of a dataset-valued component, such as each component of a ``window``
+    (``tf.data.DatasetSpec``): the ``element_spec`` of its elements, and the shape of the
+    dataset value (``[]``: one dataset)."""
+
+    def __init__(self, element_spec, dataset_shape=()):
+        self._element_spec = element_spec
+        self._dataset_shape = TensorShape(dataset_shape)
+
+    @property
+    def element_spec(self):
+        return self._element_spec
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._dataset_shape
+
+    @property
+    def value_type(self):
+        return Dataset
+
+    @staticmethod
+    def from_value(value) -> "DatasetSpec":
+        """The spec of a dataset."""
+        if not isinstance(value, Dataset):
+            raise TypeError(f"DatasetSpec.from_value: expected a Dataset, got "
+                            f"{type(value).__name__}")
+        return DatasetSpec(value.element_spec)
+
+    def is_compatible_with(self, other) -> bool:
+        if isinstance(other, Dataset):
+            other = DatasetSpec.from_value(other)
+        if not isinstance(other, DatasetSpec):
+            return False
+        try:
+            nest.assert_same_structure(self._element_spec, other._element_spec)
+        except (TypeError, ValueError):
+            return False
+        return self._dataset_shape.is_compatible_with(other._dataset_shape) and all(
+            a.is_compatible_with(b) for a, b in zip(nest.flatten(self._element_spec),
+                                                    nest.flatten(other._element_spec)))
+
+    def __eq__(self, other):
+        return (isinstance(other, DatasetSpec) and self._element_spec == other._element_spec
+                and self._dataset_shape == other._dataset_shape)
+
+    def __hash__(self):
+        return hash((DatasetSpec, str(self._element_spec), str(self._dataset_shape)))
+
+    def __repr__(self):
+        return f"DatasetSpec({self._element_spec!r}, {self._dataset_shape!r})"
+
+
+class NumpyIterator:
+    """What ``as_numpy_iterator()`` gives (``tf.data.NumpyIterator``): the elements as nests
+    of NumPy values, 0-d ones as NumPy scalars."""
+
+    __slots__ = ("_elements",)
+
+    def __init__(self, elements):
+        self._elements = elements
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return nest.map_structure(_numpy_value, next(self._elements))
+
+    def next(self):
+        return self.__next__()
+
+
+def _numpy_value(t):
+    if isinstance(t, Dataset):
+        raise TypeError("Dataset.as_numpy_iterator() is not supported for datasets "
+                        "that produce values of type Dataset (such as the windows of "
+                        "Dataset.window): flat_map them first")
+    a = t._value
+    return a[()] if a.ndim == 0 else a
 
 
 def _deliver(element, dev):
@@ -620,7 +914,7 @@ class _Range(Dataset):
                              f"step]), got {len(args)}")
         args = [_count_arg(a, "Dataset.range") for a in args]
         if len(args) == 3 and args[2] == 0:
-            raise ValueError("Dataset.range: step must not be 0")
+            raise InvalidArgumentError("Dataset.range: step must not be 0")
         self._range = range(*args)
         self._dtype = as_dtype(dtype)
         if self._dtype.name not in ("int32", "int64", "float32", "float64", "int16", "int8",
@@ -686,7 +980,7 @@ class _FromGenerator(Dataset):
                 _same_structure(structure, self._structure, what)
             out = []
             for i, (v, spec) in enumerate(zip(values, self._specs)):
-                t = _host_tensor(v, f"{what} component {i}", spec.dtype)
+                t = _generated(v, f"{what} component {i}", spec.dtype)
                 if not spec.is_compatible_with(t):
                     raise ValueError(f"{what}: component {i} has shape "
                                      f"{tuple(t._value.shape)}, the signature says "
@@ -702,6 +996,21 @@ class _FromGenerator(Dataset):
                 TensorSpec([None] * t._value.ndim, s.dtype) if isinstance(s, _AnyShape) else s
                 for s, t in zip(self._specs, first)])
         return nest.pack_sequence_as(self._structure, self._specs)
+
+
+def _generated(value, what, dtype) -> Tensor:
+    """A value a generator yielded, as a CPU tensor of ``dtype``: NumPy values and Python
+    numbers are cast as NumPy casts them (as tf.data: float64 arrays become float32, floats
+    become ints by truncation); a tensor must have the dtype already."""
+    if isinstance(value, Tensor) or isinstance(value, (str, bytes)):
+        return _host_tensor(value, what, dtype)
+    try:
+        a = np.asarray(value)
+    except ValueError as exc:          # a ragged list
+        raise TypeError(f"{what}: {exc}") from None
+    if a.dtype.kind in "USO":
+        return _host_tensor(a, what, dtype)
+    return Tensor(np.array(a, dtype=as_dtype(dtype).as_numpy_dtype), _Host.get())
 
 
 def _is_shape(value) -> bool:
@@ -753,6 +1062,9 @@ class _Zip(Dataset):
         for parts in zip(*(d._iter() for d in self._datasets)):
             yield nest.pack_sequence_as(self._structure, list(parts))
 
+    def _inputs(self):
+        return list(self._datasets)
+
     def _cardinality(self):
         cards = [d._cardinality() for d in self._datasets]
         if UNKNOWN_CARDINALITY in cards:
@@ -785,6 +1097,29 @@ class _Unary(Dataset):
     def _cardinality(self):
         return self._parent._cardinality()
 
+    def _inputs(self):
+        return [self._parent]
+
+
+class _WithOptions(_Unary):
+    index_preserving = True
+
+    def __init__(self, parent, options):
+        super().__init__(parent)
+        self._options = options
+
+    def _indices(self):
+        return self._parent._indices()
+
+    def _index_array(self):
+        return self._parent._index_array()
+
+    def _generate(self):
+        return self._parent._iter()
+
+    def options(self):
+        return self._parent.options().merge(self._options)
+
 
 def _stack(elements, what, padded=None):
     """Stack a list of elements (nests of CPU tensors) into one batch element."""
@@ -806,7 +1141,7 @@ def _stack(elements, what, padded=None):
             shape = arrays[0].shape
             for j, a in enumerate(arrays):
                 if a.shape != shape:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"{what}: cannot batch tensors of different shapes in component {c}: "
                         f"the first element has shape {list(shape)}, element {j} has shape "
                         f"{list(a.shape)} (use padded_batch, or make them the same size)")
@@ -851,7 +1186,8 @@ class _Batch(_Unary):
         self._what = what
         self._size = _count_arg(batch_size, what)
         if self._size <= 0:
-            raise ValueError(f"{what}: batch_size must be positive, got {self._size}")
+            raise InvalidArgumentError(f"{what}: batch_size must be positive, got "
+                                       f"{self._size}")
         self._drop = bool(drop_remainder)
         self._padded = None
         if padded is not None:
@@ -948,11 +1284,12 @@ class _Unbatch(_Unary):
 
 
 class _Map(_Unary):
-    def __init__(self, parent, fn):
+    def __init__(self, parent, fn, spec=None):
         super().__init__(parent)
         if not callable(fn):
             raise TypeError(f"Dataset.map: map_func must be callable, got {type(fn).__name__}")
         self._fn = fn
+        self._spec = spec       # the element spec when the maker knows it (else read)
 
     def _out(self, element):
         out = _call(self._fn, element)
@@ -965,6 +1302,8 @@ class _Map(_Unary):
             yield self._out(element)
 
     def _element_spec(self):
+        if self._spec is not None:
+            return self._spec
         return _spec_of(self._out(self._parent._first()))
 
 
@@ -987,8 +1326,7 @@ class _Filter(_Unary):
                 yield element
 
     def _cardinality(self):
-        n = self._parent._cardinality()
-        return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+        return UNKNOWN_CARDINALITY      # as tf.data, even for an endless input
 
 
 class _TakeWhile(_Filter):
@@ -997,9 +1335,6 @@ class _TakeWhile(_Filter):
             if not _truth(_call(self._predicate, element), "Dataset.take_while"):
                 return
             yield element
-
-    def _cardinality(self):
-        return UNKNOWN_CARDINALITY
 
 
 class _FlatMap(_Unary):
@@ -1031,9 +1366,10 @@ class _Shuffle(_Unary):
     def __init__(self, parent, buffer_size, seed, reshuffle):
         super().__init__(parent)
         self._buffer = _count_arg(buffer_size, "Dataset.shuffle")
-        if self._buffer <= 0 and self._buffer != AUTOTUNE:
-            raise ValueError(f"Dataset.shuffle: buffer_size must be positive, got "
-                             f"{self._buffer}")
+        if self._buffer <= 0 and self._buffer != UNKNOWN_CARDINALITY:
+            raise InvalidArgumentError(f"Dataset.shuffle: buffer_size must be positive, got "
+                                       f"{self._buffer} (or UNKNOWN_CARDINALITY, -2: a "
+                                       "buffer as large as the dataset)")
         if seed is None:
             # as TF: with a global seed, each shuffle of the program draws its own seed from
             # it in creation order; without one, fresh entropy
@@ -1057,7 +1393,7 @@ class _Shuffle(_Unary):
         """TF's buffered shuffle: fill the buffer, then hand out a random buffered item and
         put the next one in its place; at the end, the rest in a random permutation (so a
         pass that fits the buffer is one permutation, the same on every path)."""
-        size = 10_000 if self._buffer == AUTOTUNE else self._buffer
+        size = self._buffer if self._buffer > 0 else float("inf")
         buf = []
         it = iter(items)
         for item in it:
@@ -1076,7 +1412,7 @@ class _Shuffle(_Unary):
 
     def _index_array(self):
         parent = self._parent
-        size = 10_000 if self._buffer == AUTOTUNE else self._buffer
+        size = self._buffer if self._buffer > 0 else float("inf")
         order = parent._index_array()
         if order is None:
             return None
@@ -1129,8 +1465,8 @@ class _Repeat(_Unary):
         n = self._parent._cardinality()
         if n == 0 or self._count == 0:
             return 0
-        if self._count == -1:
-            return INFINITE_CARDINALITY if n != UNKNOWN_CARDINALITY else UNKNOWN_CARDINALITY
+        if self._count == -1:           # as tf.data: even an unknown count repeats forever
+            return INFINITE_CARDINALITY
         return n * self._count if n >= 0 else n
 
 
@@ -1142,29 +1478,31 @@ class _Take(_Unary):
         self._count = _count_arg(count, "Dataset.take")
 
     def _limit(self, items):
-        return items if self._count == -1 else itertools.islice(items, max(self._count, 0))
+        # as tf.data: any negative count takes every element
+        return items if self._count < 0 else itertools.islice(items, self._count)
 
     def _indices(self):
         return self._limit(self._parent._indices())
 
     def _index_array(self):
         order = self._parent._index_array()
-        if order is None or self._count == -1:
+        if order is None or self._count < 0:
             return order
-        return order[:max(self._count, 0)]
+        return order[:self._count]
 
     def _generate(self):
         return self._limit(self._parent._iter())
 
     def _cardinality(self):
+        # tf.data's rule (a count below -1 reads as UNKNOWN_CARDINALITY, as there)
         n = self._parent._cardinality()
-        if self._count == -1:
-            return n
-        if n == INFINITE_CARDINALITY:
-            return max(self._count, 0)
         if n == UNKNOWN_CARDINALITY:
             return UNKNOWN_CARDINALITY
-        return min(n, max(self._count, 0))
+        if n == INFINITE_CARDINALITY:
+            return self._count
+        if self._count == INFINITE_CARDINALITY:
+            return n
+        return min(n, self._count)
 
 
 class _Skip(_Unary):
@@ -1175,9 +1513,9 @@ class _Skip(_Unary):
         self._count = _count_arg(count, "Dataset.skip")
 
     def _drop(self, items):
-        if self._count == -1:
+        if self._count < 0:         # as tf.data: any negative count skips every element
             return iter(())
-        return itertools.islice(items, max(self._count, 0), None)
+        return itertools.islice(items, self._count, None)
 
     def _indices(self):
         return self._drop(self._parent._indices())
@@ -1186,16 +1524,16 @@ class _Skip(_Unary):
         order = self._parent._index_array()
         if order is None:
             return None
-        return order[:0] if self._count == -1 else order[max(self._count, 0):]
+        return order[:0] if self._count < 0 else order[self._count:]
 
     def _generate(self):
         return self._drop(self._parent._iter())
 
     def _cardinality(self):
         n = self._parent._cardinality()
-        if self._count == -1:
-            return 0
-        return max(n - max(self._count, 0), 0) if n >= 0 else n
+        if n < 0:
+            return n
+        return 0 if self._count < 0 else max(n - self._count, 0)
 
 
 class _Shard(_Unary):
@@ -1265,6 +1603,9 @@ class _Concatenate(_Unary):
         yield from self._parent._iter()
         yield from self._other._iter()
 
+    def _inputs(self):
+        return [self._parent, self._other]
+
     def _cardinality(self):
         a, b = self._parent._cardinality(), self._other._cardinality()
         if INFINITE_CARDINALITY in (a, b):
@@ -1287,8 +1628,8 @@ class _Prefetch(_Unary):
         super().__init__(parent)
         size = _count_arg(buffer_size, "Dataset.prefetch")
         if size < 0 and size != AUTOTUNE:
-            raise ValueError(f"Dataset.prefetch: buffer_size must be at least 0 or AUTOTUNE, "
-                             f"got {size}")
+            raise InvalidArgumentError(f"Dataset.prefetch: buffer_size must be at least 0 or "
+                                       f"AUTOTUNE, got {size}")
         self._size = _PREFETCH_AUTOTUNE if size == AUTOTUNE else size
         if self._size == 0:
             self._source = parent._source       # nothing ahead: the parent as it is
@@ -1384,36 +1725,123 @@ class _Cache(_Unary):
 
 
 _CACHE_HEADER = "gradtape.data cache v1"
+_SAVE_HEADER = "gradtape.data saved dataset v1"
+_SAVE_FILE = "dataset.gtdata"
 
 
-class _Experimental:
-    """``gt.data.experimental``: the names TF scripts import from there."""
+def _save(dataset, path, compression):
+    import gzip
+    if compression not in (None, "", "NONE", "GZIP"):
+        raise ValueError(f"Dataset.save: compression must be None or 'GZIP', got "
+                         f"{compression!r}")
+    if dataset._cardinality() == INFINITE_CARDINALITY:
+        raise ValueError("Dataset.save: the dataset is infinite")
+    spec = dataset.element_spec
+    structure, specs = _leaves(_structure_of(spec))
+    for s in specs:
+        if not isinstance(s, TensorSpec):
+            raise TypeError(f"Dataset.save: cannot save components of type "
+                            f"{type(s).__name__}")
+    rows = [[t._value for t in nest.flatten(e)] for e in dataset._iter()]
+    payload = (_SAVE_HEADER, _encode_structure(structure),
+               [(s.shape.as_list(), s.dtype.name) for s in specs], rows)
+    path = os.fspath(path)
+    os.makedirs(path, exist_ok=True)
+    target = os.path.join(path, _SAVE_FILE)
+    tmp = f"{target}.tmp-{os.getpid()}"
+    opener = gzip.open if compression == "GZIP" else open
+    with opener(tmp, "wb") as f:
+        pickle.dump(payload, f)
+    os.replace(tmp, target)
 
-    AUTOTUNE = AUTOTUNE
-    INFINITE_CARDINALITY = INFINITE_CARDINALITY
-    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
 
-    @staticmethod
-    def cardinality(dataset) -> Tensor:
-        return dataset.cardinality()
+def _encode_structure(structure):
+    """An element structure (None leaves) as plain data: a namedtuple is saved by name and
+    fields, so a class local to a function can be saved too."""
+    if isinstance(structure, dict):
+        return ("dict", [(k, _encode_structure(v)) for k, v in structure.items()])
+    if isinstance(structure, tuple):
+        children = [_encode_structure(v) for v in structure]
+        if hasattr(structure, "_fields"):
+            cls = type(structure)
+            return ("namedtuple", cls.__module__, cls.__qualname__, list(cls._fields),
+                    children)
+        return ("tuple", children)
+    return None
 
 
-experimental = _Experimental()
+def _decode_structure(code):
+    if code is None:
+        return None
+    if code[0] == "dict":
+        return {k: _decode_structure(v) for k, v in code[1]}
+    if code[0] == "tuple":
+        return tuple(_decode_structure(v) for v in code[1])
+    _, module, qualname, fields, children = code
+    import importlib
+    cls = None
+    try:
+        cls = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+    except (ImportError, AttributeError):
+        cls = None
+    if not (isinstance(cls, type) and getattr(cls, "_fields", None) == tuple(fields)):
+        cls = collections.namedtuple(qualname.rsplit(".", 1)[-1], fields)
+    return cls(*[_decode_structure(v) for v in children])
+
+
+def _load(path, element_spec):
+    import gzip
+    from .errors import NotFoundError
+    target = os.path.join(os.fspath(path), _SAVE_FILE)
+    if not os.path.exists(target):
+        raise NotFoundError(f"Dataset.load: no dataset saved by Dataset.save in "
+                            f"{os.fspath(path)!r} (no {_SAVE_FILE})")
+    with open(target, "rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    try:
+        with (gzip.open if gzipped else open)(target, "rb") as f:
+            header, structure, specs, rows = pickle.load(f)
+        structure = _decode_structure(structure)
+    except Exception as exc:
+        raise ValueError(f"Dataset.load: {target!r} is not a saved gradtape dataset "
+                         f"({type(exc).__name__}: {exc})") from None
+    if header != _SAVE_HEADER:
+        raise ValueError(f"Dataset.load: {target!r} is not a saved gradtape dataset "
+                         f"(header {header!r})")
+    saved = nest.pack_sequence_as(structure, [TensorSpec(shape, dtype)
+                                              for shape, dtype in specs])
+    if element_spec is not None:
+        _same_structure(saved, element_spec, "Dataset.load (element_spec)")
+        for a, b in zip(nest.flatten(saved), nest.flatten(element_spec)):
+            if a.dtype != b.dtype or not b.shape.is_compatible_with(a.shape):
+                raise ValueError(f"Dataset.load: the saved dataset has elements of {saved}, "
+                                 f"not {element_spec}")
+        saved = element_spec
+    host = _Host.get()
+    elements = [nest.pack_sequence_as(structure, [Tensor(a, host) for a in row])
+                for row in rows]
+    return _Elements(elements, lambda: saved)
 
 
 # --- windows, interleaving, scans, sampling ---------------------------------------------------
 
 class _Elements(Dataset):
-    """The elements of a list (a window's component)."""
+    """The elements of a list (a window's component); ``spec()`` gives their spec."""
 
-    def __init__(self, elements):
+    def __init__(self, elements, spec):
         self._elements = list(elements)
+        self._spec = spec
 
     def _generate(self):
         return iter(self._elements)
 
     def _cardinality(self):
         return len(self._elements)
+
+    def _element_spec(self):
+        return self._spec()
 
 
 class _Window(_Unary):
@@ -1450,15 +1878,24 @@ class _Window(_Unary):
             yield self._pack(window)
             buf = buf[self._shift:]
 
-    @staticmethod
-    def _pack(window):
+    def _pack(self, window):
         structure, _ = _leaves(_structure_of(window[0]))
         columns = list(zip(*[nest.flatten(e) for e in window]))
-        return nest.pack_sequence_as(structure, [_Elements(c) for c in columns])
+        return nest.pack_sequence_as(structure, [
+            _Elements(c, lambda i=i: nest.flatten(self._parent._element_spec())[i])
+            for i, c in enumerate(columns)])
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if n < 0:
+            return n
+        if self._drop:
+            rest = n - ((self._size - 1) * self._stride + 1)
+            return 0 if rest < 0 else rest // self._shift + 1
+        return -(-n // self._shift)
 
     def _element_spec(self):
-        structure, _ = _leaves(_structure_of(self._parent._first()))
-        return nest.map_structure(lambda _: "DatasetSpec", structure)
+        return nest.map_structure(DatasetSpec, self._parent._element_spec())
 
 
 class _Interleave(_Unary):
@@ -1529,8 +1966,7 @@ class _Scan(_Unary):
     def _generate(self):
         state = _tensors(self._initial, "Dataset.scan")
         for element in self._parent._iter():
-            args = (state,) + (element if type(element) is tuple else (element,))
-            out = _on_host(self._fn, *args)
+            out = _on_host(self._fn, state, element)     # (a tuple element stays one argument)
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError("Dataset.scan: scan_func must return (new_state, output)")
             new_state = _tensors(out[0], "Dataset.scan")
@@ -1608,6 +2044,13 @@ class _Sample(Dataset):
         self._stop = bool(stop_on_empty)
         self._passes = 0
 
+    def _cardinality(self):
+        # as tf.data: endless when an input is (even with stop_on_empty_dataset), else
+        # unknown
+        if any(d._cardinality() == INFINITE_CARDINALITY for d in self._datasets):
+            return INFINITE_CARDINALITY
+        return UNKNOWN_CARDINALITY
+
     def _generate(self):
         salt = self._passes
         if not _peeking():
@@ -1626,6 +2069,9 @@ class _Sample(Dataset):
 
     def _element_spec(self):
         return self._datasets[0]._element_spec()
+
+    def _inputs(self):
+        return list(self._datasets)
 
 
 class _Choose(Dataset):
@@ -1658,3 +2104,297 @@ class _Choose(Dataset):
 
     def _element_spec(self):
         return self._datasets[0]._element_spec()
+
+    def _inputs(self):
+        return list(self._datasets)
+
+
+class _Counter(Dataset):
+    def __init__(self, start, step, dtype):
+        self._dtype = as_dtype(dtype)
+        np_type = self._dtype.as_numpy_dtype
+        self._start, self._step = (np.asarray(v.numpy() if isinstance(v, Tensor) else v,
+                                              np_type) for v in (start, step))
+        if self._start.ndim or self._step.ndim:
+            raise ValueError(f"Dataset.counter: start and step must be scalars, got shapes "
+                             f"{self._start.shape} and {self._step.shape}")
+
+    def _generate(self):
+        host = _Host.get()
+        value = self._start
+        while True:
+            yield Tensor(value, host)
+            value = np.asarray(value + self._step)
+
+    def _cardinality(self):
+        return INFINITE_CARDINALITY
+
+    def _element_spec(self):
+        return TensorSpec((), self._dtype)
+
+
+class _GroupByWindow(_Unary):
+    def __init__(self, parent, key_func, reduce_func, window_size, window_size_func,
+                 spec=None):
+        super().__init__(parent)
+        self._spec = spec
+        what = "Dataset.group_by_window"
+        if (window_size is None) == (window_size_func is None):
+            raise ValueError(f"{what}: Either the `window_size` argument or the "
+                             "`window_size_func` argument must be specified.")
+        for name, fn in (("key_func", key_func), ("reduce_func", reduce_func),
+                         ("window_size_func", window_size_func)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{what}: {name} must be callable, got {type(fn).__name__}")
+        self._key_func, self._reduce_func = key_func, reduce_func
+        self._window_size = None if window_size is None else _count_arg(window_size, what)
+        self._window_size_func = window_size_func
+
+    def _key(self, element) -> int:
+        t = _host_tensor(_call(self._key_func, element), "Dataset.group_by_window")
+        if t._value.ndim != 0 or t._value.dtype != np.int64:
+            raise ValueError(f"Dataset.group_by_window: key_func must return a single int64 "
+                             f"scalar, got {t.dtype.name} of shape {tuple(t._value.shape)}")
+        return int(t._value)
+
+    def _size_of(self, key) -> int:
+        if self._window_size_func is None:
+            size = self._window_size
+        else:
+            size = _count_arg(_host_tensor(_on_host(self._window_size_func, _int64(key)),
+                                           "Dataset.group_by_window"),
+                              "Dataset.group_by_window (window_size_func)")
+        if size <= 0:
+            raise InvalidArgumentError(f"Dataset.group_by_window: the window size must be "
+                                       f"positive, got {size} for key {key}")
+        return size
+
+    def _reduced(self, key, elements) -> Dataset:
+        group = _Elements(elements, self._parent._element_spec)
+        ds = _on_host(self._reduce_func, _int64(key), group)
+        if not isinstance(ds, Dataset):
+            raise TypeError(f"Dataset.group_by_window: reduce_func must return a Dataset, got "
+                            f"{type(ds).__name__}")
+        return ds
+
+    def _generate(self):
+        groups = {}
+        for element in self._parent._iter():
+            key = self._key(element)
+            group = groups.setdefault(key, [])
+            group.append(element)
+            if len(group) >= self._size_of(key):
+                del groups[key]
+                yield from self._reduced(key, group)._iter()
+        for key in sorted(groups):          # the groups left over, by key (as tf.data)
+            yield from self._reduced(key, groups[key])._iter()
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+    def _element_spec(self):
+        if self._spec is not None:
+            return self._spec()
+        first = self._parent._first()
+        return self._reduced(self._key(first), [first])._element_spec()
+
+
+def _int64(value) -> Tensor:
+    return Tensor(np.asarray(value, np.int64), _Host.get())
+
+
+def _bucket_by_sequence_length(dataset, length_func, boundaries, batch_sizes, padded_shapes,
+                               padding_values, pad_to_boundary, no_padding, drop_remainder):
+    what = "Dataset.bucket_by_sequence_length"
+    boundaries = [_count_arg(b, what) for b in boundaries]
+    batch_sizes = [_count_arg(b, what) for b in batch_sizes]
+    if len(batch_sizes) != len(boundaries) + 1:
+        raise ValueError(f"{what}: `len(bucket_batch_sizes)` must equal "
+                         f"`len(bucket_boundaries) + 1` but `len(bucket_batch_sizes)="
+                         f"{len(batch_sizes)}` and `len(bucket_boundaries)={len(boundaries)}`.")
+    if any(b >= a for b, a in zip(boundaries, boundaries[1:])):
+        raise ValueError(f"{what}: bucket_boundaries must be increasing, got {boundaries}")
+
+    def bucket_of(*element):         # (called as key_func: a tuple element comes unpacked)
+        length = _host_tensor(length_func(*element), what)
+        if length._value.ndim != 0 or length._value.dtype.kind not in "iu":
+            raise TypeError(f"{what}: element_length_func must return an integer scalar, got "
+                            f"{length.dtype.name} of shape {tuple(length._value.shape)}")
+        return _int64(int(np.searchsorted(boundaries, int(length._value), side="right")))
+
+    def batch_group(bucket, group):
+        bucket = int(bucket._value)
+        size = batch_sizes[bucket]
+        if no_padding:
+            return group.batch(size, drop_remainder=drop_remainder)
+        filler = None
+        if pad_to_boundary:
+            if bucket >= len(boundaries):
+                raise InvalidArgumentError(f"{what}: When pad_to_bucket_boundary=True, elements "
+                                           f"must have length < bucket_boundaries[-1] "
+                                           f"({boundaries[-1]}).")
+            filler = boundaries[bucket] - 1
+        if padded_shapes is not None:
+            s_struct, shapes = _leaves(_shape_structure(padded_shapes))
+            shapes = nest.pack_sequence_as(s_struct, [
+                [filler if d is None else d for d in _shape_list(sh)] for sh in shapes])
+        elif filler is not None:
+            shapes = _boundary_shapes(group, filler)
+        else:
+            shapes = None           # each axis padded to the batch's longest
+        return group.padded_batch(size, shapes, padding_values, drop_remainder=drop_remainder)
+
+    def spec():
+        # as tf.data: the batch size and the padded sizes vary from bucket to bucket
+        parent = dataset._element_spec()
+        if padded_shapes is None or no_padding:
+            return nest.map_structure(lambda s: TensorSpec(
+                [None] + (s.shape.as_list() if no_padding else [None] * s.shape.rank),
+                s.dtype), parent)
+        structure, specs = _leaves(_structure_of(parent))
+        _, shapes = _leaves(_shape_structure(padded_shapes))
+        return nest.pack_sequence_as(structure, [
+            TensorSpec([None] + _shape_list(sh), sp.dtype) for sp, sh in zip(specs, shapes)])
+
+    return _GroupByWindow(dataset, bucket_of, batch_group, None,
+                          lambda bucket: batch_sizes[int(bucket._value)], spec)
+
+
+def _boundary_shapes(group, filler):
+    """Padded shapes for a bucket padded to its boundary: ``filler`` on the axes whose size
+    is not fixed (unknown in the element spec, or differing in the group), the batch's size
+    on the others."""
+    spec_struct, specs = _leaves(_structure_of(group.element_spec))
+    flats = [nest.flatten(e) for e in group._elements]
+    shapes = []
+    for c, spec in enumerate(specs):
+        dims = spec.shape.as_list()
+        shapes.append([filler if d is None or any(f[c]._value.shape[a] != d for f in flats)
+                       else None for a, d in enumerate(dims)])
+    return nest.pack_sequence_as(spec_struct, shapes)
+
+
+class _AssertCardinality(_Unary):
+    def __init__(self, parent, expected):
+        super().__init__(parent)
+        self._expected = _count_arg(expected, "assert_cardinality")
+
+    def _generate(self):
+        from .errors import FailedPreconditionError
+        n = self._expected
+
+        def expected():
+            return "an infinite number of" if n == INFINITE_CARDINALITY else str(n)
+        count = 0
+        for element in self._parent._iter():
+            count += 1
+            if n >= 0 and count > n:
+                raise FailedPreconditionError(f"Input dataset was expected to contain "
+                                              f"{expected()} elements but contained at least "
+                                              f"{count} elements.")
+            yield element
+        if n != UNKNOWN_CARDINALITY and count != n:
+            raise FailedPreconditionError(f"Input dataset was expected to contain "
+                                          f"{expected()} elements but contained only {count} "
+                                          "elements.")
+
+    def _cardinality(self):
+        return self._expected
+
+
+def _transformation(method, doc):
+    """A ``tf.data.experimental`` function: ``f(*args)`` gives ``lambda ds:
+    ds.<method>(*args)`` for ``ds.apply``."""
+    def make(*args, **kwargs):
+        return lambda dataset: getattr(dataset, method)(*args, **kwargs)
+    make.__name__ = method
+    make.__doc__ = doc
+    return make
+
+
+class _Experimental:
+    """``gt.data.experimental``: the names TF scripts use from there (transformations for
+    ``Dataset.apply``, options, constants)."""
+
+    AUTOTUNE = AUTOTUNE
+    INFINITE_CARDINALITY = INFINITE_CARDINALITY
+    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
+    AutoShardPolicy = AutoShardPolicy
+    AutotuneAlgorithm = AutotuneAlgorithm
+    AutotuneOptions = AutotuneOptions
+    DistributeOptions = DistributeOptions
+    ExternalStatePolicy = ExternalStatePolicy
+    OptimizationOptions = OptimizationOptions
+    ServiceOptions = ServiceOptions
+    ThreadingOptions = ThreadingOptions
+    DatasetSpec = DatasetSpec
+    Optional = Optional
+    sample_from_datasets = staticmethod(Dataset.sample_from_datasets)
+    choose_from_datasets = staticmethod(Dataset.choose_from_datasets)
+    scan = staticmethod(_transformation("scan", "``ds.scan(initial_state, scan_func)``."))
+    take_while = staticmethod(_transformation("take_while", "``ds.take_while(predicate)``."))
+    unique = staticmethod(_transformation("unique", "``ds.unique()``."))
+    unbatch = staticmethod(_transformation("unbatch", "``ds.unbatch()``."))
+    enumerate_dataset = staticmethod(_transformation("enumerate", "``ds.enumerate(start)``."))
+    group_by_window = staticmethod(_transformation(
+        "group_by_window", "``ds.group_by_window(key_func, reduce_func, window_size, "
+        "window_size_func)``."))
+    bucket_by_sequence_length = staticmethod(_transformation(
+        "bucket_by_sequence_length", "``ds.bucket_by_sequence_length(...)``."))
+
+    @staticmethod
+    def cardinality(dataset) -> Tensor:
+        return dataset.cardinality()
+
+    @staticmethod
+    def Counter(start=0, step=1, dtype="int64") -> Dataset:
+        return Dataset.counter(start, step, dtype)
+
+    @staticmethod
+    def RandomDataset(seed=None) -> Dataset:
+        return Dataset.random(seed)
+
+    @staticmethod
+    def get_single_element(dataset):
+        return dataset.get_single_element()
+
+    @staticmethod
+    def assert_cardinality(expected_cardinality):
+        """For ``ds.apply``: the dataset, declared to have ``expected_cardinality``
+        elements (its ``cardinality()``), and checked as it is read
+        (``FailedPreconditionError`` when the count differs)."""
+        return lambda dataset: _AssertCardinality(dataset, expected_cardinality)
+
+    @staticmethod
+    def shuffle_and_repeat(buffer_size, count=None, seed=None):
+        """For ``ds.apply``: ``ds.shuffle(buffer_size, seed).repeat(count)``."""
+        return lambda dataset: dataset.shuffle(buffer_size, seed).repeat(count)
+
+    @staticmethod
+    def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False,
+                      num_parallel_calls=None):
+        """For ``ds.apply``: ``ds.map(map_func).batch(batch_size, drop_remainder)``."""
+        return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder)
+
+    @staticmethod
+    def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False,
+                            buffer_output_elements=None, prefetch_input_elements=None):
+        """For ``ds.apply``: ``ds.interleave(map_func, cycle_length, block_length)`` (in
+        the deterministic order)."""
+        return lambda dataset: dataset.interleave(map_func, cycle_length, block_length)
+
+    @staticmethod
+    def prefetch_to_device(device, buffer_size=None):
+        """For ``ds.apply``: ``ds.prefetch(buffer_size)`` (elements reach the device
+        current when iteration starts, as every gradtape dataset's do)."""
+        return lambda dataset: dataset.prefetch(AUTOTUNE if buffer_size is None
+                                                else buffer_size)
+
+    @staticmethod
+    def copy_to_device(target_device, source_device="/cpu:0"):
+        """For ``ds.apply``: the dataset as it is (elements reach the device current when
+        iteration starts)."""
+        return lambda dataset: dataset
+
+
+experimental = _Experimental()

@@ -77,22 +77,24 @@ def _num_classes(flat, num_classes):
 def normalize(x, axis=-1, order=2):
     """``x`` divided by its ``order``-norm along ``axis`` (a zero norm leaves zeros).
 
-    A NumPy array (or list) gives a NumPy array (float64 for integers), as Keras; a gradtape
-    tensor gives a tensor, as ``keras.ops.normalize``: ``x * min(rsqrt(sum(x**2)), 1/eps)``
-    for ``order=2``, else ``x / max(norm, eps)`` (eps: ``keras.backend.epsilon()``).
-    (Keras 3 reads ``axis=0`` of an array as ``-1``; gradtape normalizes along axis 0, as
-    Keras 2 did.)
+    As Keras 3: a NumPy array gives a NumPy array (float64 for integers; ``axis=None``
+    divides by ``np.linalg.norm`` of the whole array, kept 2-D); anything else (a gradtape
+    tensor, a list) gives a tensor, as ``keras.ops.normalize``:
+    ``x * min(rsqrt(sum(x**2)), 1/eps)`` for ``order=2``, else ``x / max(norm, eps)`` (eps:
+    ``keras.backend.epsilon()``; integers are cast to float32). (Keras 3 reads ``axis=0``
+    of an array as ``-1``; gradtape normalizes along axis 0, as Keras 2 did.)
     """
-    if _is_tensor(x):
+    if not isinstance(x, np.ndarray):
+        if not _is_tensor(x):
+            from .tensor import convert_to_tensor
+            x = convert_to_tensor(x)
         return _normalize_tensor(x, axis, order)
-    a = np.asarray(x)
+    a = x
     if a.dtype.kind not in "iuf":
         raise TypeError(f"normalize: expected a numeric array, got {a.dtype}")
-    if axis is None:
-        raise ValueError("normalize: axis cannot be None")
     norm = np.atleast_1d(np.linalg.norm(a, order, axis))
     norm[norm == 0] = 1
-    return a / np.expand_dims(norm, axis)
+    return a / np.expand_dims(norm, -1 if axis is None else axis)
 
 
 def _normalize_tensor(x, axis, order):
@@ -175,9 +177,14 @@ def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncati
 # --- timeseries_dataset_from_array -------------------------------------------------------------
 
 def _host_array(x, what):
+    """``x`` as a NumPy array: a tensor's values; a Python list with TensorFlow's dtypes
+    (int32, float32), as Keras converts it; other arrays as they are."""
     if _is_tensor(x):
         return x.numpy()
     a = np.asarray(x)
+    if isinstance(x, (list, tuple)) and a.dtype.kind in "iufb":
+        from .data import _host_tensor
+        return _host_tensor(x, f"timeseries_dataset_from_array ({what})")._value
     if a.dtype.kind in "USO":
         raise TypeError(f"timeseries_dataset_from_array: {what} must be numeric, got "
                         f"{a.dtype}")
@@ -186,15 +193,18 @@ def _host_array(x, what):
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
                                   sampling_rate=1, batch_size=128, shuffle=False, seed=None,
-                                  start_index=None, end_index=None):
+                                  start_index=None, end_index=None, format="tf"):
     """A :class:`gt.data.Dataset` of sliding windows over ``data`` (axis 0 is time), as
     Keras: window ``i`` starts at ``start_index + i * sequence_stride`` and takes
     ``sequence_length`` steps ``sampling_rate`` apart; with ``targets``, each window comes
     with ``targets[start]`` (``targets[start_index + i * sequence_stride]``). Batches of
     ``batch_size`` windows (None: single windows). ``shuffle`` permutes the windows with
     ``np.random.RandomState(seed)`` as Keras does, then shuffles within a buffer of
-    ``8 * batch_size`` windows with gradtape's seeded shuffle (TF's stream differs)."""
-    from .data import Dataset
+    ``8 * batch_size`` windows with gradtape's seeded shuffle (TF's stream differs).
+    ``format``: ``"tf"``, the only one (Keras' ``"grain"`` needs Grain)."""
+    from .data import Dataset, _Map
+    from .dtypes import as_dtype
+    from .tensor import TensorSpec
     who = "timeseries_dataset_from_array"
     data = _host_array(data, "data")
     n = len(data)
@@ -230,6 +240,12 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
         raise ValueError(f"{who}: `sequence_stride` must be lower than the length of the "
                          f"data. Received: sequence_stride={sequence_stride}, for data of "
                          f"length {n}")
+    if format not in ("tf", "grain"):
+        raise ValueError(f'{who}: `format` should be either "tf" or "grain". Received: '
+                         f"format={format}")
+    if format == "grain":
+        raise ValueError(f'{who}: format="grain" gives a Grain dataset, which gradtape does '
+                         'not have; use format="tf" (a gt.data.Dataset)')
     if sequence_length < 0:
         raise ValueError(f"{who}: sequence_length must be >= 0, got {sequence_length}")
     if batch_size is not None and batch_size <= 0:
@@ -266,9 +282,16 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     ds = Dataset.from_tensor_slices(positions)
     if shuffle:
         ds = ds.shuffle(buffer_size=(batch_size or 128) * 8, seed=seed)
+    lead = []
     if batch_size is not None:
         ds = ds.batch(int(batch_size))
-    return ds.map(windows)
+        lead = [None]
+    # Keras' spec: batch and window sizes unknown
+    spec = TensorSpec(lead + [None] + list(data.shape[1:]), as_dtype(data.dtype))
+    if target_window is not None:
+        spec = (spec, TensorSpec(lead + list(target_window.shape[1:]),
+                                 as_dtype(target_window.dtype)))
+    return _Map(ds, windows, spec)
 
 
 # --- split_dataset ------------------------------------------------------------------------------
@@ -337,9 +360,15 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
             dataset = dataset.unbatch()
         samples = [_to_numpy(e) for e in dataset]
         structure = None
-    elif isinstance(dataset, (list, tuple)) and dataset and all(
-            hasattr(a, "shape") or isinstance(a, (list, tuple)) for a in dataset) and \
-            not isinstance(dataset[0], (int, float)):
+    elif isinstance(dataset, (list, tuple)):
+        kind = type(dataset).__name__
+        if not dataset:
+            raise ValueError(f"{who}: Received an empty {kind} dataset. Please provide a "
+                             f"non-empty {kind} of arrays.")
+        for i, a in enumerate(dataset):
+            if not (isinstance(a, np.ndarray) or _is_tensor(a)):
+                raise ValueError(f"{who}: Expected a {kind} of `numpy.ndarray` objects, "
+                                 f"Received: {type(a)} at index {i}.")
         arrays = [_host_array(a, "dataset") for a in dataset]
         lengths = {len(a) for a in arrays}
         if len(lengths) != 1:
