@@ -77,6 +77,11 @@ __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 from . import data, image, summary
 from . import signal
 __all__ += ["signal"]
+from .dtypes import string
+from . import strings, ragged
+from .ragged import RaggedTensor
+from .strings import as_string
+__all__ += ["string", "strings", "ragged", "RaggedTensor", "as_string"]
 __all__ += ["data", "image", "summary"]
 
 # the rest of TensorFlow's top level: errors, slicing, scans, partitions, eager helpers

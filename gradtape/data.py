@@ -82,10 +82,6 @@ def _host_tensor(value, what, dtype=None) -> Tensor:
         if value._device is _Host.get():
             return value
         return Tensor(value.numpy(), _Host.get())
-    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray)
-                                          and value.dtype.kind in "USO"):
-        raise TypeError(f"{what}: string data is not supported (gradtape tensors are numeric "
-                        "or bool); encode it as numbers first")
     try:
         return _on_host(convert_to_tensor, value, dtype)
     except (TypeError, ValueError) as exc:
@@ -1173,6 +1169,9 @@ def _pad_stack(arrays, target, value, what, c):
                                  f"its padded size {t}")
             else:
                 dims.append(int(t))
+    if arrays[0].dtype.kind == "O":          # strings pad with b"" (or the given text)
+        value = value.encode() if isinstance(value, str) else (
+            value if isinstance(value, bytes) else b"")
     out = np.full([len(arrays)] + dims, value, dtype=arrays[0].dtype)
     for j, a in enumerate(arrays):
         out[(j,) + tuple(slice(0, s) for s in a.shape)] = a

@@ -64,7 +64,8 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D",
            "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D",
            "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
-           "RandomBrightness", "RandomHeight", "RandomWidth", "CategoryEncoding", "Discretization", "Hashing", "IntegerLookup"]
+           "RandomBrightness", "RandomHeight", "RandomWidth", "CategoryEncoding", "Discretization", "Hashing", "IntegerLookup",
+           "StringLookup", "TextVectorization"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -2502,4 +2503,5 @@ from .layers_3d import (Conv3D, Conv3DTranspose, MaxPooling3D, MaxPool3D,  # noq
 from .layers_preprocessing import (RandomRotation, RandomZoom, RandomTranslation,  # noqa: E402
                                    RandomContrast, RandomBrightness, RandomHeight, RandomWidth,
                                    CategoryEncoding,
-                                   Discretization, Hashing, IntegerLookup)
+                                   Discretization, Hashing, IntegerLookup, StringLookup,
+                                   TextVectorization)

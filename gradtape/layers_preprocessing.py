@@ -13,10 +13,12 @@
 - ``RandomHeight``, ``RandomWidth``: the batch resized to a random height or width, one draw
   per call (the output shape depends on it, so that draw is read on the host).
 - ``CategoryEncoding`` (``"one_hot"``, ``"multi_hot"``, ``"count"``), ``Discretization``
-  (``bin_boundaries``, or ``num_bins`` learned by ``adapt``), ``Hashing`` (integer and float
-  inputs; TensorFlow's FarmHash of the decimal string, so the bins equal Keras'),
-  ``IntegerLookup`` (``vocabulary`` or ``adapt``, ``num_oov_indices``, ``mask_token``,
-  ``invert``, the encoded output modes).
+  (``bin_boundaries``, or ``num_bins`` learned by ``adapt``), ``Hashing`` (strings, integer
+  and float inputs; TensorFlow's FarmHash of the string or of the decimal string, so the
+  bins equal Keras'), ``IntegerLookup`` (``vocabulary`` or ``adapt``, ``num_oov_indices``,
+  ``mask_token``, ``invert``, the encoded output modes).
+- ``StringLookup`` (the same for strings, plus ``"tf_idf"`` and vocabulary files) and
+  ``TextVectorization`` (standardize, split, ngrams, then a ``StringLookup``).
 
 The random layers augment only when ``training`` is true and pass their inputs through at
 inference. They draw on the inputs' device (from the layer's own generator when it has a
@@ -27,10 +29,10 @@ resolved as for every gradtape layer (an enclosing call's value, ``fit``'s ``Tru
 
 ``Hashing`` reads its inputs on the host (hashing decimal strings has no device
 counterpart; Keras runs it on the CPU too); ``IntegerLookup`` with ``num_oov_indices=0``
-reads them to check that every value is in the vocabulary. Strings are not supported (gradtape
-has no string tensors): ``StringLookup`` and string ``Hashing`` are left out, as are
-``Hashing``'s ``salt`` (SipHash) and ``IntegerLookup``'s ``"tf_idf"`` mode and
-``oov_method="farmhash"``.
+reads them to check that every value is in the vocabulary. String tensors live on the host,
+so the string layers work there and put the indices they make on the current device.
+Left out: ``salt`` (SipHash) of ``Hashing`` and the lookups, ``IntegerLookup``'s
+``"tf_idf"`` mode and ``oov_method="farmhash"``, and sparse outputs.
 """
 from __future__ import annotations
 
@@ -40,12 +42,13 @@ import numpy as np
 
 from .layers import Layer
 from .ops._util import as_tensor
+from .registry import InvalidArgumentError
 from .tensor import Tensor
 
 __all__ = ["affine_transform", "RandomRotation", "RandomZoom", "RandomTranslation",
            "RandomContrast", "RandomBrightness", "RandomHeight", "RandomWidth",
            "CategoryEncoding", "Discretization",
-           "Hashing", "IntegerLookup"]
+           "Hashing", "IntegerLookup", "StringLookup", "TextVectorization"]
 
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 _INTERPOLATIONS = ("nearest", "bilinear")
@@ -714,75 +717,28 @@ class Discretization(Layer):
 
 # --- hashing ----------------------------------------------------------------------------------
 
-_K0 = np.uint64(0xc3a5c85c97cb3127)
-_K1 = np.uint64(0xb492b66fbe98f273)
-_K2 = np.uint64(0x9ae16a3b2f90404f)
-
-
-def _rot(v, s):
-    s = np.uint64(s)
-    return (v >> s) | (v << (np.uint64(64) - s))
-
-
-def _hash_len16(u, v, mul):
-    a = (u ^ v) * mul
-    a ^= a >> np.uint64(47)
-    b = (v ^ a) * mul
-    b ^= b >> np.uint64(47)
-    return b * mul
-
-
-def _fingerprint64(buf, n):
-    """FarmHash's Fingerprint64 (farmhashna, strings of ``n`` <= 32 bytes) of each row of
-    ``buf`` ``[m, n]`` uint8."""
-    def f64(off):
-        return np.ascontiguousarray(buf[:, off:off + 8]).view("<u8")[:, 0]
-
-    def f32(off):
-        return np.ascontiguousarray(buf[:, off:off + 4]).view("<u4")[:, 0].astype(np.uint64)
-
-    size = np.uint64(n)
-    with np.errstate(over="ignore"):
-        mul = _K2 + size * np.uint64(2)
-        if n > 16:
-            a, b = f64(0) * _K1, f64(8)
-            c, d = f64(n - 8) * mul, f64(n - 16) * _K2
-            return _hash_len16(_rot(a + b, 43) + _rot(c, 30) + d, a + _rot(b + _K2, 18) + c, mul)
-        if n >= 8:
-            a, b = f64(0) + _K2, f64(n - 8)
-            return _hash_len16(_rot(b, 37) * mul + a, (_rot(a, 25) + b) * mul, mul)
-        if n >= 4:
-            return _hash_len16(size + (f32(0) << np.uint64(3)), f32(n - 4), mul)
-        a = buf[:, 0].astype(np.uint64)
-        b = buf[:, n >> 1].astype(np.uint64)
-        c = buf[:, n - 1].astype(np.uint64)
-        y = (a + (b << np.uint64(8))) & np.uint64(0xFFFFFFFF)
-        z = (size + (c << np.uint64(2))) & np.uint64(0xFFFFFFFF)
-        v = y * _K2 ^ z * _K0
-        return (v ^ (v >> np.uint64(47))) * _K2
-
-
 def _hash_ints(values, bins):
     """``Fingerprint64(str(v)) % bins`` for int64 ``values`` (TF's ``as_string`` then
     ``to_hash_bucket_fast``)."""
-    flat = values.reshape(-1)
-    strs = [str(int(v)).encode() for v in flat]
-    lens = np.fromiter((len(s) for s in strs), np.int64, len(strs))
-    out = np.zeros(len(strs), np.uint64)
-    for n in np.unique(lens):
-        idx = np.nonzero(lens == n)[0]
-        buf = np.frombuffer(b"".join(strs[i] for i in idx), np.uint8).reshape(len(idx), int(n))
-        out[idx] = _fingerprint64(buf, int(n))
-    return (out % np.uint64(bins)).astype(np.int64).reshape(values.shape)
+    return _hash_strings([str(int(v)).encode() for v in values.reshape(-1)], bins).reshape(
+        values.shape)
+
+
+def _hash_strings(items, bins):
+    """``Fingerprint64(s) % bins`` (FarmHash, as TF's ``to_hash_bucket_fast``) of each of
+    the ``bytes`` in ``items``, as int64."""
+    from .strings import _fingerprint64
+    return (_fingerprint64(items) % np.uint64(bins)).astype(np.int64)
 
 
 class Hashing(Layer):
-    """Integers (floats are truncated to int64 first) hashed into ``num_bins`` bins:
-    TensorFlow's FarmHash of each value's decimal string modulo the bins, so the bins equal
-    Keras'. ``mask_value`` goes to bin 0 and the rest hash into ``num_bins - 1`` bins after
-    it. ``output_mode``: ``"int"`` (int64) or the encodings. The values are read on the host
-    (as Keras, which hashes on the CPU); the result lands on the inputs' device. Strings and
-    ``salt`` (SipHash) are not supported."""
+    """Strings, or integers (floats are truncated to int64 first), hashed into ``num_bins``
+    bins: TensorFlow's FarmHash of each string (of each integer's decimal string) modulo
+    the bins, so the bins equal Keras'. ``mask_value`` goes to bin 0 and the rest hash into
+    ``num_bins - 1`` bins after it. ``output_mode``: ``"int"`` (int64) or the encodings. The
+    values are read on the host (as Keras, which hashes on the CPU); the result lands on
+    the inputs' device (for strings, which live on the host: the current device, as for
+    ``StringLookup``). ``salt`` (SipHash) is not supported."""
 
     autocast = False
 
@@ -805,20 +761,44 @@ class Hashing(Layer):
         self.salt = None
         self.sparse = False
 
+    _UNTRACKED = Layer._UNTRACKED | {"_out_device"}
+
+    def __call__(self, inputs, *args, **kwargs):
+        self.__dict__["_out_device"] = _output_device()
+        return super().__call__(inputs, *args, **kwargs)
+
     def call(self, inputs):
-        x = _input(inputs, "Hashing")
-        v = x.numpy()                     # hashing decimal strings: on the host
-        if v.dtype.kind not in "iuf":
-            raise TypeError(f"Hashing layer '{self.name}': only integer and float inputs are "
-                            f"supported (gradtape has no strings), got {v.dtype}")
-        v = v.astype(np.int64)
-        bins = self.num_bins
-        if self.mask_value is not None and bins > 1:
-            ids = _hash_ints(v, bins - 1) + 1
-            ids[v == int(self.mask_value)] = 0
+        if isinstance(inputs, Tensor):
+            x = inputs
         else:
-            ids = _hash_ints(v, bins)
-        ids = _const(x._device, ids)
+            from .tensor import convert_to_tensor
+            x = convert_to_tensor(inputs)
+        v = x.numpy()                     # hashing strings: on the host
+        v = v if isinstance(v, np.ndarray) else np.asarray(v, dtype=x._value.dtype)
+        bins = self.num_bins
+        masked = self.mask_value is not None and bins > 1
+        if v.dtype.kind == "O":
+            items = v.reshape(-1).tolist()
+            dev = self.__dict__.get("_out_device") or _output_device()
+            if masked:
+                ids = _hash_strings(items, bins - 1) + 1
+                mask = _token_bytes(self.mask_value)
+                ids[np.fromiter((t == mask for t in items), np.bool_, len(items))] = 0
+            else:
+                ids = _hash_strings(items, bins)
+            ids = ids.reshape(v.shape)
+        elif v.dtype.kind in "iuf":
+            v = v.astype(np.int64)
+            dev = x._device
+            if masked:
+                ids = _hash_ints(v, bins - 1) + 1
+                ids[v == int(self.mask_value)] = 0
+            else:
+                ids = _hash_ints(v, bins)
+        else:
+            raise TypeError(f"Hashing layer '{self.name}': expected string, integer or float "
+                            f"inputs, got {x.dtype.name}")
+        ids = _const(dev, ids)
         if self.output_mode == "one_hot" and ids._value.ndim and ids._value.shape[-1] == 1:
             from .ops.shape import squeeze
             ids = squeeze(ids, -1)
@@ -935,11 +915,9 @@ class IntegerLookup(Layer):
         """Learn the vocabulary from ``data`` (an array, a tensor, a ``gt.data.Dataset`` or
         an iterable of batches; counted on the host): the most frequent values first, ties
         by the larger value, up to ``max_tokens`` indices with the special ones."""
-        if isinstance(data, (np.ndarray, Tensor, list, tuple)) or not hasattr(data,
-                                                                             "__iter__"):
+        batches = _adapt_batches(data, steps)
+        if batches is None:
             batches = [data]
-        else:
-            batches = (b for i, b in enumerate(data) if steps is None or i < steps)
         counts = collections.Counter()
         for b in batches:
             arr = np.asarray(b.numpy() if isinstance(b, Tensor) else b).astype(np.int64)
@@ -1035,3 +1013,774 @@ class IntegerLookup(Layer):
                 "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": None,
                 "vocabulary": list(self._vocab) if self._vocab is not None else None,
                 "oov_method": self.oov_method, "salt": self.salt}
+
+
+# --- string lookup and text vectorization -----------------------------------------------------
+
+def _adapt_batches(data, steps):
+    """The batches ``adapt`` reads: a Dataset or another iterable of batches (``steps`` of
+    them at most) batch by batch; an array, list, tensor or ragged tensor as one batch
+    (None then, so the caller can treat it as Keras does)."""
+    from .ragged import RaggedTensor
+    if isinstance(data, (np.ndarray, Tensor, RaggedTensor, list, tuple, str, bytes)) or \
+            not hasattr(data, "__iter__"):
+        return None
+    return (b for i, b in enumerate(data) if steps is None or i < steps)
+
+
+def _string_input(x, who):
+    """``x`` as a string Tensor or RaggedTensor (lists, arrays and Python text converted)."""
+    from .ragged import RaggedTensor
+    from .tensor import convert_to_tensor
+    if isinstance(x, (Tensor, RaggedTensor)):
+        return x
+    try:
+        return convert_to_tensor(x, dtype="string")
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{who}: expected strings, got {type(x).__name__} ({exc})") from None
+
+
+def _output_device():
+    """Where a string layer puts the numbers it makes: the current device; but inside an
+    enclosing layer's call, which runs on the CPU for its string inputs, the innermost
+    device scope that is not the CPU, else the default device (as TF runs its string kernels
+    on the host and the model's other layers where they would run anyway)."""
+    from .backend import CPU, _stack, current_device, default_device
+    from .layers import _training_stack
+    dev = current_device()
+    if dev is not CPU or not _training_stack():
+        return dev
+    for scoped in reversed(_stack()):
+        if scoped is not CPU:
+            return scoped
+    return default_device()
+
+
+def _to_device(t, dev):
+    from .ragged import RaggedTensor
+    if isinstance(t, RaggedTensor):
+        return t.with_flat_values(_to_device(t.flat_values, dev))
+    if t._device is dev:
+        return t
+    return Tensor(dev.asarray(t.numpy()), dev)
+
+
+def _text(v) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+
+def _token_bytes(v) -> bytes:
+    if isinstance(v, bytes):
+        return bytes(v)
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    raise TypeError(f"StringLookup: vocabulary entries must be strings, got {v!r}")
+
+
+def _listify(x):
+    """A vocabulary or idf weights as a config value (lists, as Keras)."""
+    if isinstance(x, Tensor):
+        x = x.numpy()
+    if isinstance(x, np.ndarray):
+        x = x.tolist()
+    return x
+
+
+class StringLookup(Layer):
+    """Strings to vocabulary indices, as Keras' ``StringLookup``: index 0 is ``mask_token``
+    when one is set (``"int"`` mode), then ``num_oov_indices`` indices for strings outside
+    the vocabulary (with several, TF's FarmHash of the string picks one), then the
+    vocabulary in order. ``vocabulary`` is a list, array, tensor or the path of a file with
+    one token a line, or it is learned by :meth:`adapt` (most frequent first, ties by the
+    larger string; at most ``max_tokens`` indices in all, the special ones included).
+    ``invert=True`` maps indices back to strings (``oov_token`` for unknown ones).
+    ``output_mode``: ``"int"`` (int64), ``"one_hot"``, ``"multi_hot"``, ``"count"``
+    (int64, ``vocabulary_size()`` wide, or ``max_tokens`` with ``pad_to_max_tokens``) or
+    ``"tf_idf"`` (float32: counts times ``idf_weights``, given or learned by ``adapt``).
+    Inputs are string tensors, lists, arrays or ``gt.RaggedTensor``s (ragged in, ragged
+    out); the lookup runs on the host, and the indices go to the current device (the default
+    device inside a model that runs on the CPU for its string inputs)."""
+
+    autocast = False
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]",
+                 vocabulary=None, idf_weights=None, invert=False, output_mode="int",
+                 pad_to_max_tokens=False, sparse=False, encoding="utf-8", name=None,
+                 salt=None, oov_method="floormod", **kwargs):
+        has_input_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
+        frozen = kwargs.pop("vocabulary_size", None)
+        kwargs.pop("trainable", None)
+        kwargs.pop("dtype", None)
+        kwargs.pop("vocabulary_dtype", None)
+        super().__init__(name=name, **kwargs)
+        who = type(self).__name__
+        if max_tokens is not None and max_tokens <= 1:
+            raise ValueError(f"{who}: If set, `max_tokens` must be greater than 1. Received: "
+                             f"max_tokens={max_tokens}")
+        if pad_to_max_tokens and max_tokens is None:
+            raise ValueError(f"{who}: If pad_to_max_tokens is True, must set `max_tokens`. "
+                             f"Received: max_tokens={max_tokens}")
+        if num_oov_indices < 0:
+            raise ValueError(f"{who}: `num_oov_indices` must be greater than or equal to 0. "
+                             f"Received: num_oov_indices={num_oov_indices}")
+        if salt is not None:
+            raise ValueError(f"{who}: `salt` (SipHash) is not supported by gradtape")
+        if output_mode == "tf-idf":
+            output_mode = "tf_idf"
+        self.output_mode = _check_mode(output_mode, _ENCODINGS + ("tf_idf",), who)
+        if invert and self.output_mode != "int":
+            raise ValueError(f"{who}: `output_mode` must be `'int'` when `invert` is true. "
+                             f"Received: output_mode={output_mode}")
+        if sparse and self.output_mode == "int":
+            raise ValueError(f"{who}: `sparse` may only be true if `output_mode` is "
+                             f"`'one_hot'`, `'multi_hot'`, `'count'` or `'tf_idf'`. Received: "
+                             f"sparse={sparse} and output_mode={self.output_mode}")
+        _no_sparse(sparse, who)
+        if idf_weights is not None and self.output_mode != "tf_idf":
+            raise ValueError(f"{who}: `idf_weights` should only be set if `output_mode` is "
+                             f"`'tf_idf'`. Received: idf_weights={idf_weights} and "
+                             f"output_mode={self.output_mode}")
+        if self.output_mode == "tf_idf" and has_input_vocabulary and idf_weights is None:
+            raise ValueError(f"{who}: When specifying the `vocabulary` argument, in TF-IDF "
+                             "output mode, the `idf_weights` argument must also be provided.")
+        self.invert = bool(invert)
+        self.max_tokens = max_tokens
+        self.num_oov_indices = int(num_oov_indices)
+        self.mask_token = mask_token
+        self.oov_token = oov_token
+        self.sparse = False
+        self.pad_to_max_tokens = bool(pad_to_max_tokens)
+        self.oov_method = oov_method
+        self.salt = None
+        self.encoding = encoding
+        self.vocabulary_dtype = "string"
+        self.input_vocabulary = None if isinstance(vocabulary, str) else vocabulary
+        self.input_idf_weights = idf_weights
+        self._has_input_vocabulary = bool(has_input_vocabulary)
+        self._frozen_vocab_size = frozen
+        self._tokens = None              # the vocabulary (bytes, no special tokens)
+        self._idf = None                 # float32 idf weights, one per index (tf_idf)
+        self._counts = collections.Counter()
+        self._doc_counts = collections.Counter()
+        self._num_documents = 0
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary, idf_weights)
+
+    _UNTRACKED = Layer._UNTRACKED | {"_tokens", "_idf", "_counts", "_doc_counts", "_index",
+                                     "_out_device", "input_vocabulary", "input_idf_weights"}
+
+    # --- indices ----------------------------------------------------------------------
+    def _oov_start(self):
+        return 1 if self.mask_token is not None and self.output_mode == "int" else 0
+
+    def _token_start(self):
+        return self._oov_start() + self.num_oov_indices
+
+    def vocabulary_size(self) -> int:
+        """Indices in use, the special ones included."""
+        return len(self._tokens or []) + self._token_start()
+
+    def get_vocabulary(self, include_special_tokens=True) -> list:
+        """The string of each index (the special tokens first, unless left out)."""
+        vocab = [self.oov_token] * self._token_start() + [
+            np.str_(_text(t)) for t in (self._tokens or [])]
+        if self.mask_token is not None and self.output_mode == "int":
+            vocab[0] = self.mask_token
+        return vocab if include_special_tokens else vocab[self._token_start():]
+
+    @property
+    def idf_weights(self):
+        """The tf_idf weights of every index (a float32 tensor), or None."""
+        return None if self._idf is None else _const(_output_device(), self._idf)
+
+    def _record_vocabulary_size(self):
+        if self.output_mode != "int" and not self.pad_to_max_tokens and \
+                self._frozen_vocab_size is not None and \
+                self.vocabulary_size() != self._frozen_vocab_size:
+            raise RuntimeError(f"When using `output_mode={self.output_mode}` and "
+                               f"`pad_to_max_tokens=False`, the vocabulary size cannot be "
+                               f"changed after the layer is called. Old vocab size is "
+                               f"{self._frozen_vocab_size}, new vocab size is "
+                               f"{self.vocabulary_size()}")
+        self._frozen_vocab_size = self.vocabulary_size()
+
+    def _install(self, tokens):
+        self._tokens = list(tokens)
+        self.__dict__.pop("_index", None)
+
+    def set_vocabulary(self, vocabulary, idf_weights=None):
+        """Use ``vocabulary`` (a list, array or tensor of strings, which may start with the
+        special tokens, or a file with one token a line) and, for ``"tf_idf"``, its
+        ``idf_weights``."""
+        who = type(self).__name__
+        if self.output_mode == "tf_idf":
+            if idf_weights is None:
+                raise ValueError(f"{who}: `idf_weights` must be set if output_mode is "
+                                 "'tf_idf'.")
+        elif idf_weights is not None:
+            raise ValueError(f"{who}: `idf_weights` should only be set if output_mode is "
+                             f"`'tf_idf'`. Received: output_mode={self.output_mode} and "
+                             f"idf_weights={idf_weights}")
+        if isinstance(vocabulary, str):
+            import os
+            if not os.path.exists(vocabulary):
+                raise ValueError(f"Vocabulary file {vocabulary} does not exist.")
+            if self.output_mode == "tf_idf":
+                raise ValueError("output_mode `'tf_idf'` does not support loading a "
+                                 "vocabulary from file.")
+            with open(vocabulary, "rb") as f:
+                lines = f.read().split(b"\n")
+            if lines and lines[-1] == b"":
+                lines.pop()
+            self._install([ln[:-1] if ln.endswith(b"\r") else ln for ln in lines])
+            self._record_vocabulary_size()
+            return
+        if isinstance(vocabulary, Tensor):
+            vocabulary = vocabulary.numpy()
+        items = [_token_bytes(v) for v in np.asarray(vocabulary, dtype=object).reshape(
+            -1).tolist()] if not isinstance(vocabulary, (list, tuple)) else \
+            [_token_bytes(v) for v in vocabulary]
+        if not items:
+            raise ValueError(f"Cannot set an empty vocabulary. Received: "
+                             f"vocabulary={vocabulary}")
+        start = self._token_start()
+        special = ([self.mask_token] * self._oov_start() +
+                   [self.oov_token] * self.num_oov_indices)
+        special_b = [None if t is None else _token_bytes(t) for t in special]
+        found_special = items[:start] == special_b
+        tokens = items[start:] if found_special else items
+        repeated = [t for t, c in collections.Counter(tokens).items() if c > 1]
+        if repeated:
+            raise ValueError(f"The passed vocabulary has at least one repeated term. Please "
+                             f"uniquify your dataset. The repeated terms are: "
+                             f"{[np.str_(_text(t)) for t in repeated]}")
+        for tok, what, check in ((self.mask_token, "mask_token", True),
+                                 (self.oov_token, "oov_token", self.invert)):
+            if tok is not None and check and _token_bytes(tok) in tokens:
+                index = len(items) - 1 - items[::-1].index(_token_bytes(tok))
+                raise ValueError(f"Found reserved {'mask' if what == 'mask_token' else 'OOV'} "
+                                 f"token at unexpected location in `vocabulary`. Note that "
+                                 f"passed `vocabulary` does not need to include the OOV and "
+                                 f"mask tokens. Either remove all mask and OOV tokens, or "
+                                 f"include them only at the start of the vocabulary in "
+                                 f"precisely this order: {special}. Received: {what}={tok} at "
+                                 f"vocabulary index [{index}]")
+        size = start + len(tokens)
+        if self.max_tokens is not None and size > self.max_tokens:
+            raise ValueError(f"Attempted to set a vocabulary larger than the maximum vocab "
+                             f"size. Received vocabulary size is {size}; `max_tokens` is "
+                             f"{self.max_tokens}.")
+        self._install(tokens)
+        self._record_vocabulary_size()
+        if self.output_mode == "tf_idf":
+            w = np.asarray(idf_weights.numpy() if isinstance(idf_weights, Tensor)
+                           else idf_weights, dtype=np.float64)
+            if len(items) != len(w):
+                raise ValueError(f"`idf_weights` must be the same length as vocabulary. "
+                                 f"len(idf_weights) is {len(w)}; len(vocabulary) is "
+                                 f"{len(items)}")
+            if w.ndim != 1:
+                raise ValueError(f"TF-IDF data must be a 1-index array. Received: "
+                                 f"type(idf_weights)={type(idf_weights)}")
+            front, front_value = (0, 0.0) if found_special else (start, np.average(w))
+            back = (self.max_tokens - front - len(w)) if self.pad_to_max_tokens and \
+                self.max_tokens is not None else 0
+            self._idf = np.pad(w, (front, back), "constant",
+                               constant_values=(front_value, 0)).astype(np.float32)
+
+    # --- adapt ------------------------------------------------------------------------
+    def reset_state(self):
+        self._counts = collections.Counter()
+        self._doc_counts = collections.Counter()
+        self._num_documents = 0
+
+    def update_state(self, data):
+        """Count the tokens of one batch (a rank-1 batch is one document)."""
+        from .ragged import RaggedTensor
+        if self._has_input_vocabulary:
+            raise ValueError(f"Cannot adapt layer '{self.name}' after setting a static "
+                             "vocabulary via `vocabulary` argument or `set_vocabulary()` "
+                             "method.")
+        data = _string_input(data, type(self).__name__)
+        if isinstance(data, RaggedTensor):
+            flat = data.flat_values._value.reshape(-1).tolist()
+            self._counts.update(flat)
+            if self.output_mode == "tf_idf":
+                for row in data.to_list():
+                    self._doc_counts.update(set(_flat_items(row)))
+                self._num_documents += data.nrows_host()
+            return
+        host = data._value
+        if host.ndim < 2:
+            host = host.reshape(1, -1)
+        self._counts.update(host.reshape(-1).tolist())
+        if self.output_mode == "tf_idf":
+            for row in host.reshape(host.shape[0], -1).tolist():
+                self._doc_counts.update(set(row))
+            self._num_documents += host.shape[0]
+
+    def finalize_state(self):
+        """The vocabulary from the counts: most frequent first, ties by the larger string."""
+        if self._has_input_vocabulary or not self._counts:
+            self._record_vocabulary_size()
+            return
+        counts = dict(self._counts)
+        for tok in (self.mask_token, self.oov_token):
+            if tok is not None:
+                counts.pop(_token_bytes(tok), None)
+        toks = np.empty(len(counts), dtype=object)
+        toks[:] = list(counts.keys())
+        cnts = np.fromiter(counts.values(), np.int64, len(counts))
+        order = np.lexsort((toks, cnts))[::-1] if len(counts) else np.zeros(0, np.int64)
+        if self.max_tokens:
+            order = order[:self.max_tokens - self._token_start()]
+        tokens = toks[order].tolist()
+        self._install(tokens)
+        if self.output_mode == "tf_idf":
+            df = np.asarray([self._doc_counts.get(t, 0) for t in tokens], np.float64)
+            idf = np.log(1 + self._num_documents / (1 + df)).astype(np.float32)
+            mean = np.float32(np.mean(idf)) if idf.size else np.float32(np.nan)
+            idf = np.pad(idf, (self._token_start(), 0), constant_values=mean)
+            if self.pad_to_max_tokens and self.max_tokens is not None:
+                idf = np.pad(idf, (0, self.max_tokens - idf.size), constant_values=0)
+            self._idf = idf.astype(np.float32)
+        self.reset_state()
+        self._record_vocabulary_size()
+
+    def adapt(self, data, steps=None):
+        """Learn the vocabulary from ``data``: a ``gt.data.Dataset`` or other iterable of
+        batches (``steps`` of them at most), or one array, list or tensor of strings
+        (a rank-1 one holds one token per document)."""
+        self.reset_state()
+        batches = _adapt_batches(data, steps)
+        if batches is not None:
+            for batch in batches:
+                self.update_state(batch)
+        else:
+            data = _string_input(data, type(self).__name__)
+            if isinstance(data, Tensor) and data._value.ndim == 1:
+                from .ops.shape import expand_dims
+                data = expand_dims(data, -1)
+            self.update_state(data)
+        self.finalize_state()
+
+    # --- the lookup -------------------------------------------------------------------
+    def _table(self) -> dict:
+        index = self.__dict__.get("_index")
+        if index is None:
+            start = self._token_start()
+            if self.invert:
+                index = self._tokens
+            else:
+                index = {t: i + start for i, t in enumerate(self._tokens)}
+            self.__dict__["_index"] = index
+        return index
+
+    def _ids(self, host: np.ndarray) -> np.ndarray:
+        """The index of each string of the object array ``host`` (int64)."""
+        from .strings import _fingerprint64
+        table = self._table()
+        items = host.reshape(-1).tolist()
+        n = self.num_oov_indices
+        default = self._oov_start() if n == 1 else -1
+        ids = np.fromiter((table.get(t, default) for t in items), np.int64, len(items))
+        if self.mask_token is not None:
+            mask = _token_bytes(self.mask_token)
+            at = np.fromiter((t == mask for t in items), np.bool_, len(items))
+            ids[at] = 0 if self.output_mode == "int" else -1
+        if n == 0:
+            missing = ids == -1
+            if self.mask_token is not None and self.output_mode != "int":
+                missing &= ~at
+            if missing.any():
+                bad = [_text(items[i]) for i in np.nonzero(missing)[0]]
+                raise InvalidArgumentError(f"{type(self).__name__} layer '{self.name}': When "
+                                           f"`num_oov_indices=0` all inputs should be in "
+                                           f"vocabulary, found OOV values {bad}, consider "
+                                           f"setting `num_oov_indices=1`.")
+        elif n > 1:
+            oov = ids == -1
+            if self.mask_token is not None and self.output_mode != "int":
+                oov &= ~at
+            if oov.any():
+                idx = np.nonzero(oov)[0]
+                h = _fingerprint64([items[i] for i in idx]) % np.uint64(n)
+                ids[idx] = h.astype(np.int64) + self._oov_start()
+        return ids.reshape(host.shape)
+
+    def _strings_of(self, ids: np.ndarray) -> np.ndarray:
+        """The string of each index (``invert``)."""
+        tokens = self._table()
+        start, size = self._token_start(), len(tokens)
+        oov = _token_bytes(self.oov_token) if self.oov_token is not None else b""
+        mask = None if self.mask_token is None else _token_bytes(self.mask_token)
+        flat = ids.reshape(-1).tolist()
+        out = np.empty(len(flat), dtype=object)
+        out[:] = [mask if (mask is not None and i == 0) else
+                  (tokens[i - start] if 0 <= i - start < size else oov) for i in flat]
+        return out.reshape(ids.shape)
+
+    def __call__(self, inputs, *args, **kwargs):
+        self.__dict__["_out_device"] = _output_device()
+        return super().__call__(inputs, *args, **kwargs)
+
+    def _convert_input(self, x):
+        from .ragged import RaggedTensor
+        from .tensor import convert_to_tensor
+        if isinstance(x, (Tensor, RaggedTensor)):
+            return x
+        if self.invert:
+            return convert_to_tensor(x)
+        return _string_input(x, type(self).__name__)
+
+    def call(self, inputs):
+        return self._lookup(inputs, self.__dict__.get("_out_device") or _output_device())
+
+    def _check_ready(self):
+        who = type(self).__name__
+        if self.output_mode != "int" and not self.pad_to_max_tokens and \
+                self._frozen_vocab_size is None:
+            raise RuntimeError(f"{who} layer '{self.name}': When using `output_mode="
+                               f"{self.output_mode}` and `pad_to_max_tokens=False`, you must "
+                               f"set the layer's vocabulary before calling it. Either pass a "
+                               f"`vocabulary` argument to the layer, or call `adapt` with "
+                               f"some sample data.")
+        if self._tokens is None:
+            raise RuntimeError(f"{who} layer '{self.name}': the vocabulary is not set; pass "
+                               "`vocabulary=`, call `set_vocabulary` or `adapt` first")
+
+    def _lookup(self, inputs, dev):
+        """The indices (or, inverted, the strings) of ``inputs``, encoded per
+        ``output_mode``; numbers on ``dev``."""
+        from .ragged import RaggedTensor
+        self._check_ready()
+        who = type(self).__name__
+        if isinstance(inputs, RaggedTensor):
+            flat = inputs.flat_values
+            if self.invert:
+                out = inputs.with_flat_values(self._lookup(flat, dev))
+                return out
+            ids = self._ids(_string_input(flat, who)._value)
+            if self.output_mode == "int":
+                return inputs.with_flat_values(_const(dev, ids))
+            return self._encode_ragged(inputs, ids, dev)
+        x = inputs
+        if self.invert:
+            if not isinstance(x, Tensor):
+                from .tensor import convert_to_tensor
+                x = convert_to_tensor(x)
+            if x._value.dtype.kind not in "iu":
+                raise TypeError(f"{who} layer '{self.name}': an inverted lookup takes integer "
+                                f"indices, got {x.dtype.name}")
+            host = np.asarray(x.numpy()).astype(np.int64)
+            return Tensor(self._strings_of(host), _cpu())
+        if x._value.dtype.kind != "O":
+            raise TypeError(f"{who} layer '{self.name}': expected string inputs, got "
+                            f"{x.dtype.name}")
+        ids = _const(dev, self._ids(x._value))
+        if self.output_mode == "int":
+            return ids
+        depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
+        if self.output_mode == "tf_idf":
+            from .ops.core import cast
+            counts = cast(_encode(ids, "count", depth, np.int64), np.float32)
+            return counts * _const(dev, self._idf_row(depth))
+        return _encode(ids, self.output_mode, depth, np.int64)
+
+    def _idf_row(self, depth):
+        idf = self._idf
+        if idf is None:
+            raise ValueError("When `output_mode` is `'tf_idf'`, `idf_weights` must be "
+                             "provided.")
+        if idf.size < depth:
+            idf = np.pad(idf, (0, depth - idf.size))
+        return idf[:depth]
+
+    def _encode_ragged(self, rt, ids, dev):
+        """The encodings of ragged rows of ids: ``"one_hot"`` keeps the rows (a ragged
+        tensor of one-hot vectors), the others count each row's ids (a dense
+        ``[rows, depth]`` tensor)."""
+        from .ragged import RaggedTensor
+        depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
+        if self.output_mode == "one_hot":
+            return rt.with_flat_values(_encode(_const(dev, ids), "one_hot", depth, np.int64))
+        if isinstance(rt.values, RaggedTensor):
+            raise ValueError(f"{type(self).__name__}: output_mode={self.output_mode!r} takes "
+                             "inputs of one ragged axis")
+        rows = rt.value_rowids().numpy()
+        ok = (ids >= 0) & (ids < depth)
+        counts = np.zeros((rt.nrows_host(), depth), np.int64)
+        np.add.at(counts, (rows[ok], ids[ok]), 1)
+        if self.output_mode == "multi_hot":
+            return _const(dev, (counts > 0).astype(np.int64))
+        if self.output_mode == "count":
+            return _const(dev, counts)
+        return _const(dev, counts.astype(np.float32) * self._idf_row(depth))
+
+    def compute_output_shape(self, input_shape):
+        if self.output_mode == "int":
+            return tuple(input_shape)
+        depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
+        input_shape = tuple(input_shape)
+        if self.output_mode == "one_hot":
+            if len(input_shape) > 1 and input_shape[-1] == 1:
+                return input_shape[:-1] + (depth,)
+            return input_shape + (depth,)
+        return input_shape[:-1] + (depth,)
+
+    def get_config(self):
+        return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
+                "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
+                "mask_token": self.mask_token, "output_mode": self.output_mode,
+                "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,
+                "idf_weights": _listify(self.input_idf_weights),
+                "vocabulary": _listify(self.input_vocabulary),
+                "vocabulary_size": self._frozen_vocab_size, "oov_method": self.oov_method,
+                "salt": self.salt, "encoding": self.encoding}
+
+
+def _flat_items(row):
+    if isinstance(row, list):
+        out = []
+        for v in row:
+            out.extend(_flat_items(v))
+        return out
+    return [row]
+
+
+def _cpu():
+    from .backend import CPU
+    return CPU
+
+
+_PUNCTUATION = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
+
+
+class TextVectorization(Layer):
+    """Text to token indices, as Keras' ``TextVectorization``: each string is
+    standardized (``"lower_and_strip_punctuation"``, ``"lower"``, ``"strip_punctuation"``,
+    None, or a function of a string tensor), split (``"whitespace"``, ``"character"``, None,
+    or a function), optionally cut into ``ngrams`` (an int n: widths 1 to n; or a tuple of
+    widths), and looked up in a vocabulary (given, or learned by :meth:`adapt`: most
+    frequent first, ties by the larger token; ``max_tokens`` at most, index 0 for padding
+    and 1 for unknown tokens in ``"int"`` mode). ``output_mode``: ``"int"`` (int64 indices,
+    padded with 0 or cut to ``output_sequence_length``; ``ragged=True`` keeps the rows
+    ragged), ``"multi_hot"``, ``"count"``, ``"one_hot"`` (int64) or ``"tf_idf"``
+    (float32). Inputs are strings (a batch of them, or a batch of one-string rows); the text
+    work runs on the host, and the indices go to the current device (the default device
+    inside a model that runs on the CPU for its string inputs)."""
+
+    autocast = False
+
+    def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation",
+                 split="whitespace", ngrams=None, output_mode="int",
+                 output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", name=None,
+                 **kwargs):
+        who = "TextVectorization"
+        for arg, value, allowed in (
+                ("standardize", standardize, ("lower_and_strip_punctuation", "lower",
+                                              "strip_punctuation")),
+                ("split", split, ("whitespace", "character"))):
+            if value is not None and not callable(value) and value not in allowed:
+                raise ValueError(f"Unknown value for `{arg}` argument of layer {who}. "
+                                 f"If restoring a model, note that custom functions need to "
+                                 f"be registered. Allowed values are: {allowed} or a Callable. "
+                                 f"Received: {arg}={value}")
+        if output_mode == "binary":
+            output_mode = "multi_hot"
+        if output_mode == "tf-idf":
+            output_mode = "tf_idf"
+        modes = ("int", "one_hot", "multi_hot", "count", "tf_idf")
+        if output_mode not in modes:
+            raise ValueError(f"Unknown value for `output_mode` argument of {who}. Allowed "
+                             f"values are: {modes}. Received: output_mode={output_mode}")
+        if isinstance(ngrams, list):
+            ngrams = tuple(ngrams)
+        if not (ngrams is None or (isinstance(ngrams, int) and not isinstance(ngrams, bool))
+                or isinstance(ngrams, tuple) and all(isinstance(i, int) for i in ngrams)):
+            raise ValueError(f"`ngrams` must be None, an integer, or a tuple of integers. "
+                             f"Received: ngrams={ngrams}")
+        if output_mode == "int" and not (output_sequence_length is None or isinstance(
+                output_sequence_length, int)):
+            raise ValueError(f"`output_sequence_length` must be either None or an integer "
+                             f"when `output_mode` is 'int'. Received: "
+                             f"output_sequence_length={output_sequence_length}")
+        if output_mode != "int" and output_sequence_length is not None:
+            raise ValueError(f"`output_sequence_length` must not be set if `output_mode` is "
+                             f"not 'int'. Received output_sequence_length="
+                             f"{output_sequence_length}.")
+        if ragged and output_mode != "int":
+            raise ValueError(f"`ragged` must not be true if `output_mode` is `'int'`. "
+                             f"Received: ragged={ragged} and output_mode={output_mode}")
+        _no_sparse(sparse, who)
+        has_input_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
+        vocabulary_size = kwargs.pop("vocabulary_size", None)
+        kwargs.pop("dtype", None)
+        super().__init__(name=name, **kwargs)
+        self._max_tokens = max_tokens
+        self._standardize = standardize
+        self._split = split
+        self._ngrams_arg = ngrams
+        self._ngrams = tuple(range(1, ngrams + 1)) if isinstance(ngrams, int) else ngrams
+        self._ragged = bool(ragged)
+        self._output_mode = output_mode
+        self._output_sequence_length = output_sequence_length
+        self._encoding = encoding
+        self._has_input_vocabulary = bool(has_input_vocabulary)
+        self._lookup_layer = StringLookup(
+            max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
+            pad_to_max_tokens=pad_to_max_tokens, mask_token="", output_mode=output_mode,
+            has_input_vocabulary=self._has_input_vocabulary, encoding=encoding,
+            vocabulary_size=vocabulary_size, name=f"{self.name}_lookup")
+
+    _UNTRACKED = Layer._UNTRACKED | {"_standardize", "_split", "_out_device"}
+
+    def build(self, input_shape=None):
+        self.built = True
+
+    def compute_output_shape(self, input_shape):
+        if self._output_mode == "int":
+            return (input_shape[0], self._output_sequence_length)
+        if self._split is None:
+            if len(input_shape) <= 1:
+                input_shape = tuple(input_shape) + (1,)
+        else:
+            input_shape = tuple(input_shape) + (None,)
+        return self._lookup_layer.compute_output_shape(input_shape)
+
+    # --- vocabulary -------------------------------------------------------------------
+    def adapt(self, data, batch_size=None, steps=None):
+        """Learn the vocabulary from ``data``: a batched ``gt.data.Dataset`` or other
+        iterable of batches (``steps`` of them at most), or one array, list or tensor of
+        strings."""
+        self.reset_state()
+        batches = _adapt_batches(data, steps)
+        if batches is not None:
+            for batch in batches:
+                self.update_state(batch)
+        else:
+            data = _string_input(data, "TextVectorization")
+            if isinstance(data, Tensor) and data._value.ndim == 1:
+                from .ops.shape import expand_dims
+                data = expand_dims(data, -1)
+            self.update_state(data)
+        self.finalize_state()
+
+    def update_state(self, data):
+        self._lookup_layer.update_state(self._preprocess(data))
+
+    def finalize_state(self):
+        self._lookup_layer.finalize_state()
+
+    def reset_state(self):
+        self._lookup_layer.reset_state()
+
+    def get_vocabulary(self, include_special_tokens=True):
+        return self._lookup_layer.get_vocabulary(include_special_tokens)
+
+    def vocabulary_size(self):
+        return self._lookup_layer.vocabulary_size()
+
+    def set_vocabulary(self, vocabulary, idf_weights=None):
+        self._lookup_layer.set_vocabulary(vocabulary, idf_weights=idf_weights)
+
+    # --- the pipeline -----------------------------------------------------------------
+    def _preprocess(self, inputs):
+        from . import strings
+        from .ragged import RaggedTensor
+        from .ops.shape import squeeze
+        x = _string_input(inputs, "TextVectorization")
+        if self._standardize in ("lower", "lower_and_strip_punctuation"):
+            x = strings.lower(x)
+        if self._standardize in ("strip_punctuation", "lower_and_strip_punctuation"):
+            x = strings.regex_replace(x, _PUNCTUATION, "")
+        if callable(self._standardize):
+            x = _string_input(self._standardize(x), "TextVectorization")
+        if self._split is not None:
+            if not isinstance(x, RaggedTensor) and x._value.ndim > 1:
+                if x._value.shape[-1] != 1:
+                    raise ValueError(f"When using `TextVectorization` to tokenize strings, "
+                                     f"the input rank must be 1 or the last shape dimension "
+                                     f"must be 1. Received: inputs.shape="
+                                     f"{tuple(x._value.shape)} with rank={x._value.ndim}")
+                x = squeeze(x, axis=-1)
+            if self._split == "whitespace":
+                x = strings.split(x)
+            elif self._split == "character":
+                x = strings.unicode_split(x, "UTF-8")
+            else:
+                x = self._split(x)
+        if self._ngrams is not None:
+            x = strings.ngrams(x, ngram_width=self._ngrams, separator=" ")
+        return x
+
+    def __call__(self, inputs, *args, **kwargs):
+        self.__dict__["_out_device"] = _output_device()
+        return super().__call__(inputs, *args, **kwargs)
+
+    def _convert_input(self, x):
+        from .ragged import RaggedTensor
+        if isinstance(x, (Tensor, RaggedTensor)):
+            return x
+        return _string_input(x, "TextVectorization")
+
+    def call(self, inputs):
+        from .ragged import RaggedTensor
+        dev = self.__dict__.get("_out_device") or _output_device()
+        x = self._preprocess(inputs)
+        out = self._lookup_layer._lookup(x, dev)
+        if self._output_mode != "int":
+            return out
+        n = self._output_sequence_length
+        if isinstance(out, RaggedTensor):
+            if self._ragged:
+                return out
+            shape = list(out.shape)
+            shape[-1] = n
+            return out.to_tensor(default_value=0, shape=shape)
+        if n is None:
+            return out
+        host = np.asarray(out.numpy())
+        if host.ndim == 0:
+            return out
+        host = host[..., :n]
+        if host.shape[-1] < n and not self._ragged:
+            pad = [(0, 0)] * (host.ndim - 1) + [(0, n - host.shape[-1])]
+            host = np.pad(host, pad)
+        return _const(out._device, host)
+
+    # --- config -----------------------------------------------------------------------
+    def get_config(self):
+        lookup = self._lookup_layer
+        return {**super().get_config(), "max_tokens": lookup.max_tokens,
+                "standardize": self._standardize, "split": self._split,
+                "ngrams": self._ngrams_arg, "output_mode": self._output_mode,
+                "output_sequence_length": self._output_sequence_length,
+                "pad_to_max_tokens": lookup.pad_to_max_tokens, "sparse": lookup.sparse,
+                "ragged": self._ragged, "vocabulary": _listify(lookup.input_vocabulary),
+                "idf_weights": _listify(lookup.input_idf_weights), "encoding": self._encoding,
+                "vocabulary_size": self.vocabulary_size()}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        builtin = {"standardize": ("lower_and_strip_punctuation", "lower",
+                                   "strip_punctuation"),
+                   "split": ("whitespace", "character")}
+        for key, names in builtin.items():
+            value = config.get(key)
+            if isinstance(value, dict):           # Keras' serialized function
+                value = value.get("registered_name") or value.get("config")
+            if isinstance(value, str) and value not in names:
+                from .saving import get_registered_object
+                found = get_registered_object(value)
+                if found is None:
+                    raise ValueError(f"TextVectorization.from_config: unknown {key} function "
+                                     f"{value!r}; register it with "
+                                     f"register_keras_serializable")
+                value = found
+            config[key] = value
+        if isinstance(config.get("ngrams"), list):
+            config["ngrams"] = tuple(config["ngrams"])
+        return cls(**config)

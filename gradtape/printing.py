@@ -36,11 +36,32 @@ def _scalar_text(v) -> str:
     if isinstance(v, np.complexfloating):
         return f"({_scalar_text(v.real)},{_scalar_text(v.imag)})"
     if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
+        return '"' + _escape(v) + '"'
     return str(v)
 
 
+_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"',
+            ord("'"): "\\'", ord("\\"): "\\\\"}
+
+
+def _escape(v: bytes) -> str:
+    """A string element as TF prints it: C escapes (``\\n``, ``\\"``, octal for other
+    control bytes), UTF-8 text kept as it is."""
+    out = bytearray()
+    for c in v:
+        esc = _ESCAPES.get(c)
+        if esc is not None:
+            out += esc.encode()
+        elif c < 0x20 or c == 0x7f:
+            out += b"\\%03o" % c
+        else:
+            out.append(c)
+    return out.decode("utf-8", "replace")
+
+
 def _array_text(a: np.ndarray, summarize: int, indent: int = 0) -> str:
+    if not isinstance(a, np.ndarray):     # an element of a string array
+        return _scalar_text(a)
     if a.ndim == 0:
         return _scalar_text(a[()])
     n = a.shape[0]
@@ -57,7 +78,9 @@ def _array_text(a: np.ndarray, summarize: int, indent: int = 0) -> str:
 
 def _text(x, summarize) -> str:
     if isinstance(x, Tensor):
-        return _array_text(np.asarray(x.numpy()), summarize)
+        v = x.numpy()
+        return _array_text(v if isinstance(v, (np.ndarray, bytes)) else np.asarray(v),
+                           summarize)
     if isinstance(x, np.ndarray):
         return _array_text(x, summarize)
     if isinstance(x, (list, tuple, dict)) and any(isinstance(v, Tensor)

@@ -636,6 +636,8 @@ def _strings(data, who):
     if isinstance(data, (str, bytes)):
         return np.array(data, dtype=object)
     if _is_tensor(data):
+        if data._value.dtype.kind == "O":        # a gt.string tensor
+            return np.asarray(data.numpy(), dtype=object)
         raise TypeError(f"{who}: data must be a string or strings, got a "
                         f"{data.dtype.name} tensor")
     arr = np.asarray(data, dtype=object)

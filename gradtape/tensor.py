@@ -424,8 +424,8 @@ class Tensor:
     def to(self, device) -> "Tensor":
         """A copy of this tensor on ``device`` (the same tensor if already there)."""
         dev = _backend.get_device(device)
-        if dev is self._device:
-            return self
+        if dev is self._device or self._value.dtype.kind == "O":
+            return self         # (string tensors stay on the host, as TF's string kernels)
         from .ops.core import copy_to_device
         return copy_to_device(self, dev)
 
@@ -531,6 +531,10 @@ class Tensor:
             if _broadcastable(self, other):
                 raise
             return _constant_bool(False, self._device)   # shapes that cannot meet, as TF
+        except TypeError:
+            if self._value.dtype.kind != "O":
+                raise
+            return _string_compare(self, other, True)
 
     def __ne__(self, other):
         if other is None:
@@ -541,6 +545,10 @@ class Tensor:
             if _broadcastable(self, other):
                 raise
             return _constant_bool(True, self._device)
+        except TypeError:
+            if self._value.dtype.kind != "O":
+                raise
+            return _string_compare(self, other, False)
 
     def __getitem__(self, key):
         return _sh.getitem(self, key)
@@ -564,6 +572,27 @@ def _broadcastable(a, b) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _string_compare(a, other, equal):
+    """``a == other`` (``!=`` when not ``equal``) for a string tensor ``a`` and a value that
+    is not a tensor (str, bytes, lists, NumPy text arrays): elementwise, broadcasting; False
+    (True) when the shapes cannot meet, as TF."""
+    if isinstance(other, Tensor):
+        raise TypeError(f"equal: operands have different dtypes string and "
+                        f"{as_dtype(other._value.dtype).name}")
+    try:
+        host = _string_array(other)
+    except (TypeError, ValueError):
+        raise TypeError(f"equal: cannot compare a string tensor with {other!r:.100}") from None
+    try:
+        shape = np.broadcast_shapes(a._value.shape, host.shape)
+    except ValueError:
+        return _constant_bool(not equal, a._device)
+    x = np.broadcast_to(a._value, shape)
+    y = np.broadcast_to(host, shape)
+    res = (x == y) if equal else (x != y)
+    return Tensor(np.asarray(res, dtype=np.bool_), a._device)
 
 
 def _constant_bool(value, device):
@@ -672,6 +701,8 @@ class Variable(Tensor):
                 raise DeviceError(f"Variable.{op}: {self.name} is on {dev}, the value on "
                                   f"{value._device}")
             arr = value._value
+        elif dt.kind == "O":
+            arr = _string_array(value)
         else:
             _check_python_value_fits(value, dt, f"Variable.{op}")
             arr = dev.asarray(value, dtype=dt)
@@ -842,14 +873,22 @@ def _snapshot(var: Variable) -> Tensor:
 # --- conversion ------------------------------------------------------------------------
 
 def _infer_host(value, dtype):
-    """A host NumPy array for a Python/NumPy value with TensorFlow's default dtypes."""
+    """A host NumPy array for a Python/NumPy value with TensorFlow's default dtypes (text
+    becomes a ``gt.string`` array: an object array of ``bytes``)."""
     if dtype is not None:
+        if dtype.kind == "O":
+            return _string_array(value)
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"convert_to_tensor: cannot convert {value!r} to a tensor of "
+                            f"dtype {as_dtype(dtype).name}")
         _check_python_value_fits(value, dtype, "convert_to_tensor")
         return np.asarray(value, dtype=dtype)
     if isinstance(value, np.ndarray):
+        if value.dtype.kind in "USO":
+            return _string_array(value)
         return value
     if isinstance(value, np.generic):
-        return np.asarray(value)
+        return _string_array(value) if value.dtype.kind in "US" else np.asarray(value)
     arr = np.asarray(value)
     if arr.dtype == np.float64:
         # (NumPy float64 values in a list keep their dtype, as in TF; Python floats do not)
@@ -858,11 +897,45 @@ def _infer_host(value, dtype):
         if arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31):
             return arr.astype(np.int32)
         return arr.astype(np.int64)
-    if arr.dtype.kind == "O":
-        raise TypeError(f"cannot convert {value!r} to a tensor")
-    if arr.dtype.kind == "U" or arr.dtype.kind == "S":
-        raise TypeError(f"string tensors are not supported ({value!r})")
+    if arr.dtype.kind in "USO":
+        return _string_array(value)
     return arr
+
+
+_OBJECT = np.dtype(object)      # the host dtype of string tensors
+
+
+def _string_array(value) -> np.ndarray:
+    """``value`` (a str or bytes, a nested list of them, a NumPy text or object array) as
+    the host value of a ``gt.string`` tensor: an object array of ``bytes``, str encoded as
+    UTF-8. TypeError for values that are not text (ValueError when text and other values
+    mix, as TF)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "US":
+        arr = value
+    else:
+        try:
+            arr = np.asarray(value, dtype=object)
+        except ValueError as exc:
+            raise ValueError(f"convert_to_tensor: {exc}") from None
+    items = arr.reshape(-1).tolist()
+    out = []
+    for v in items:
+        if isinstance(v, bytes):
+            out.append(bytes(v) if type(v) is not bytes else v)
+        elif isinstance(v, str):
+            out.append(v.encode("utf-8"))
+        else:
+            if isinstance(v, (list, tuple)):
+                raise ValueError(f"convert_to_tensor: Can't convert non-rectangular Python "
+                                 f"sequence to Tensor ({value!r:.200})")
+            if out or any(isinstance(u, (str, bytes)) for u in items):
+                raise ValueError(f"convert_to_tensor: Can't convert Python sequence with "
+                                 f"mixed types to Tensor ({value!r:.200})")
+            raise TypeError(f"convert_to_tensor: cannot convert {value!r:.200} to a tensor "
+                            f"(an element is {type(v).__name__} {v!r:.50})")
+    host = np.empty(len(out), dtype=object)
+    host[:] = out
+    return host.reshape(arr.shape)
 
 
 def _holds_numpy_float64(value) -> bool:
@@ -944,6 +1017,8 @@ def _initial_array(value, dtype):
     if device.is_native(value) and not isinstance(value, np.ndarray):
         return (value.astype(dt) if dt is not None else value.copy()), device
     host = _infer_host(value, dt)
+    if host.dtype is _OBJECT:
+        return host, _backend.CPU              # (a string variable: on the host)
     return device.asarray(host).copy() if device.host_visible else device.asarray(host), device
 
 
@@ -975,16 +1050,25 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         if dt is not None and arr.dtype != dt:
             arr = arr.astype(dt)
         if value._device is not device:
-            arr = device.from_other(arr, value._device)
+            if arr.dtype.kind == "O":          # strings stay on the host
+                device = value._device
+            else:
+                arr = device.from_other(arr, value._device)
     elif device.is_native(value) and not isinstance(value, np.ndarray):
         arr = value.astype(dt) if dt is not None else value
     elif isinstance(value, (list, tuple)) and _holds_tensor(value):
         packed = _packed(value, dt, "constant")
         arr = packed._value
         if packed._device is not device:
-            arr = device.from_other(arr, packed._device)
+            if arr.dtype.kind == "O":
+                device = packed._device
+            else:
+                arr = device.from_other(arr, packed._device)
     else:
         host = _infer_host(value, dt)
+        if host.dtype is _OBJECT:
+            # string tensors live on the host, as TF places its string kernels on the CPU
+            device = _backend.CPU
         arr = device.asarray(host)
     if shape is not None:
         shape = tuple(int(s) for s in shape)

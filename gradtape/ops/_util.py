@@ -42,6 +42,8 @@ def operand(opname: str, v, ref: Tensor):
     """
     kind = ref._value.dtype.kind
     tv = type(v)
+    if kind == "O":                          # a string tensor: text only, on the CPU
+        return _string_operand(opname, v, ref)
     if tv is float:
         if kind == "f" or kind == "c":
             return v
@@ -83,6 +85,16 @@ def operand(opname: str, v, ref: Tensor):
                             f"{dtype_name(ref)} (the other operand)")
         arr = dev.asarray(host, dtype=dt)
     return Tensor(arr, dev)
+
+
+def _string_operand(opname, v, ref):
+    from ..tensor import _string_array
+    try:
+        arr = _string_array(v)
+    except TypeError:
+        raise TypeError(f"{opname}: cannot convert {v!r} to a tensor of dtype string (the "
+                        "other operand)") from None
+    return Tensor(arr, ref._device)
 
 
 def binary(opname: str, x, y):

@@ -238,22 +238,41 @@ def _default_float(dtype):
 
 
 def zeros(shape, dtype=None, name=None) -> Tensor:
-    return apply(_zeros, (), {"shape": shape_tuple(shape, "zeros"), "dtype": _default_float(dtype)})
+    dt = _default_float(dtype)
+    if dt.kind == "O":                    # strings: b"", on the host (as TF's string kernels)
+        return _empty_strings(shape_tuple(shape, "zeros"), None)
+    return apply(_zeros, (), {"shape": shape_tuple(shape, "zeros"), "dtype": dt})
 
 
 def ones(shape, dtype=None, name=None) -> Tensor:
-    return apply(_ones, (), {"shape": shape_tuple(shape, "ones"), "dtype": _default_float(dtype)})
+    dt = _default_float(dtype)
+    if dt.kind == "O":
+        raise TypeError("ones: there is no one of dtype string")
+    return apply(_ones, (), {"shape": shape_tuple(shape, "ones"), "dtype": dt})
 
 
 def zeros_like(input, dtype=None, name=None) -> Tensor:
     """Zeros of ``input``'s shape (and dtype); not connected to ``input`` for gradients."""
     x = as_tensor(input, "zeros_like")
+    if x._value.dtype.kind == "O" and dtype is None or dtype is not None and \
+            np_dtype(dtype).kind == "O":
+        return _empty_strings(tuple(x._value.shape), x)
     return apply1(_zeros_like, x, {"dtype": np_dtype(dtype)} if dtype is not None else None)
 
 
 def ones_like(input, dtype=None, name=None) -> Tensor:
     x = as_tensor(input, "ones_like")
+    if (np_dtype(dtype) if dtype is not None else x._value.dtype).kind == "O":
+        raise TypeError("ones_like: there is no one of dtype string")
     return apply1(_ones_like, x, {"dtype": np_dtype(dtype)} if dtype is not None else None)
+
+
+def _empty_strings(shape, like):
+    """A string tensor of ``b""`` (on ``like``'s device, else the host)."""
+    from .. import backend
+    arr = np.full(shape, b"", dtype=object)
+    return Tensor(arr, like._device if like is not None and like._value.dtype.kind == "O"
+                  else backend.CPU)
 
 
 def fill(dims, value, name=None) -> Tensor:

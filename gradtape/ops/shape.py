@@ -242,7 +242,12 @@ def stack(values, axis=0, name=None) -> Tensor:
 
 def _unstack_fwd(xp, x, axis):
     moved = xp.moveaxis(x, axis, 0)
-    return [moved[i] for i in _brange(moved.shape[0])]
+    return [_array(moved[i]) for i in _brange(moved.shape[0])]
+
+
+def _array(v):
+    """An element of a string tensor (NumPy gives the bytes itself) as a 0-d array."""
+    return np.array(v, dtype=object) if v.__class__ is bytes else v
 
 
 def _unstack_vjp(ops, needs, g, ans, x, axis):
@@ -315,6 +320,8 @@ def _is_advanced(key):
 
 def _getitem_fwd(xp, x, key, in_shape, advanced, valid=None):
     out = x[key]
+    if out.__class__ is bytes:              # one element of a string tensor
+        out = _array(out)
     if valid is not None:
         out = xp.where(valid, out, out.dtype.type(0))
     return out
@@ -658,6 +665,10 @@ def repeat(input, repeats, axis=None, name=None) -> Tensor:
 # --- pad -------------------------------------------------------------------------------------
 
 def _pad_fwd(xp, x, paddings, value):
+    if x.dtype.kind == "O":        # strings (host only): keep the elements plain bytes
+        out = np.full([d + a + b for d, (a, b) in zip(x.shape, paddings)], value, dtype=object)
+        out[tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, paddings))] = x
+        return out
     return xp.pad(x, paddings, mode="constant", constant_values=value)
 
 
@@ -682,6 +693,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
     if any(a < 0 or b < 0 for a, b in pads):
         raise ValueError(f"pad: paddings must be non-negative, got {[list(p) for p in pads]}")
     mode = mode.upper()
+    if x._value.dtype.kind == "O":           # strings pad with b"" (or the given text)
+        constant_values = constant_values.encode() if isinstance(constant_values, str) else (
+            constant_values if isinstance(constant_values, bytes) else b"")
     if mode == "CONSTANT":
         return apply1(_pad, x, {"paddings": pads, "value": constant_values,
                                 "in_shape": tuple(x._value.shape)})
