@@ -784,32 +784,6 @@ def _get_source_inputs(tensor):
     return found
 
 
-def _get_registered_object(name, custom_objects=None, module_objects=None):
-    """The object registered under ``name``: in an active ``custom_object_scope``, the
-    global custom objects (``register_keras_serializable``), ``custom_objects``, then
-    ``module_objects``; None when none has it."""
-    from .saving import _SCOPE
-    for table in reversed(getattr(_SCOPE, "custom", [])):
-        if name in table:
-            return table[name]
-    registered = _ku.get_custom_objects()
-    if name in registered:
-        return registered[name]
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
-    if module_objects and name in module_objects:
-        return module_objects[name]
-    return None
-
-
-def _get_registered_name(obj):
-    """The name ``obj`` is registered under (``"package>Name"``), else its ``__name__``."""
-    for key, value in _ku.get_custom_objects().items():
-        if value is obj and ">" in key:
-            return key
-    return obj.__name__
-
-
 def _img_to_array(img, data_format=None, dtype=None):
     """An image (PIL Image or array) as a 3-D NumPy array of ``dtype`` (floatx), channels
     last unless ``data_format="channels_first"``; a 2-D image gets a channel axis."""
@@ -868,8 +842,8 @@ from .keras_graph import is_keras_tensor as _is_keras_tensor  # noqa: E402
 
 for _name, _fn in (("clear_session", _clear_session), ("is_keras_tensor", _is_keras_tensor),
                    ("get_source_inputs", _get_source_inputs),
-                   ("get_registered_object", _get_registered_object),
-                   ("get_registered_name", _get_registered_name),
+                   ("get_registered_object", _saving.get_registered_object),
+                   ("get_registered_name", _saving.get_registered_name),
                    ("standardize_dtype", _standardize_dtype), ("img_to_array", _img_to_array),
                    ("array_to_img", _array_to_img)):
     setattr(utils, _name, _fn)
