@@ -72,6 +72,16 @@ def _on_host(fn, *args):
         return fn(*args)
 
 
+def _row(array, i):
+    """Row ``i`` of a host array as an array (a string element stays an object array)."""
+    v = array[i]
+    if v.__class__ is bytes:
+        out = np.empty((), dtype=object)
+        out[()] = v
+        return out
+    return np.asarray(v)
+
+
 def _host_tensor(value, what, dtype=None) -> Tensor:
     """``value`` as a CPU tensor (TF's dtype inference for Python values; a device tensor is
     downloaded)."""
@@ -867,7 +877,7 @@ class _Slices(Dataset):
     def _element(self, i):
         host = _Host.get()
         return nest.pack_sequence_as(self._structure,
-                                     [Tensor(np.asarray(a[i]), host) for a in self._arrays])
+                                     [Tensor(_row(a, i), host) for a in self._arrays])
 
     def _gather(self, idx):
         host = _Host.get()

@@ -137,6 +137,7 @@ utils = _namespace(
     to_categorical=_ku.to_categorical, normalize=_ku.normalize,
     pad_sequences=_ku.pad_sequences,
     timeseries_dataset_from_array=_ku.timeseries_dataset_from_array,
+    text_dataset_from_directory=_ku.text_dataset_from_directory,
     split_dataset=_ku.split_dataset, Progbar=_ku.Progbar, Sequence=Sequence,
     PyDataset=Sequence, unpack_x_y_sample_weight=_unpack, pack_x_y_sample_weight=_pack,
     set_random_seed=_set_random_seed, get_custom_objects=_ku.get_custom_objects,
@@ -165,7 +166,8 @@ _sequence = _namespace("preprocessing.sequence", "keras.preprocessing.sequence: 
 preprocessing = _namespace(
     "preprocessing", "keras.preprocessing: sequence.pad_sequences, "
     "timeseries_dataset_from_array.",
-    sequence=_sequence, timeseries_dataset_from_array=_ku.timeseries_dataset_from_array)
+    sequence=_sequence, timeseries_dataset_from_array=_ku.timeseries_dataset_from_array,
+    text_dataset_from_directory=_ku.text_dataset_from_directory)
 preprocessing.__path__ = []
 from . import mixed_precision as _mp  # noqa: E402
 

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = ["to_categorical", "normalize", "pad_sequences", "timeseries_dataset_from_array",
            "split_dataset", "Progbar", "get_custom_objects", "custom_object_scope",
-           "CustomObjectScope"]
+           "CustomObjectScope", "text_dataset_from_directory"]
 
 
 def _is_tensor(x) -> bool:
@@ -622,3 +622,160 @@ class CustomObjectScope:
 
 
 custom_object_scope = CustomObjectScope
+
+
+# --- text_dataset_from_directory ----------------------------------------------------------------
+
+def _index_directory(directory, labels, formats, class_names, shuffle, seed, follow_links,
+                     verbose):
+    """Keras' file index: the files with a suffix in ``formats`` under each class folder
+    (sorted folders, then sorted walk and names), their labels and the class names; shuffled
+    with NumPy's ``RandomState(seed)`` as Keras does, so the order is Keras' own."""
+    if labels == "inferred":
+        subdirs = [d for d in sorted(os.listdir(directory))
+                   if os.path.isdir(os.path.join(directory, d)) and not d.startswith(".")]
+        if class_names is not None:
+            if not set(class_names).issubset(subdirs):
+                raise ValueError(f"The `class_names` passed did not match the names of the "
+                                 f"subdirectories of the target directory. Expected: "
+                                 f"{subdirs} (or a subset of it), but received: "
+                                 f"class_names={class_names}")
+            subdirs = list(class_names)
+    else:
+        subdirs = [""]
+        if class_names is not None:
+            raise ValueError("When argument `labels` is specified, argument `class_names` "
+                             "cannot be specified (the `class_names` will be the sorted list "
+                             "of labels).")
+    names, found = subdirs, []
+    for index, sub in enumerate(subdirs):
+        root_dir = os.path.join(directory, sub)
+        for root, _, files in sorted(os.walk(root_dir, followlinks=follow_links),
+                                     key=lambda entry: entry[0]):
+            for fname in sorted(files):
+                if fname.lower().endswith(formats):
+                    found.append((os.path.join(root, fname), index))
+    paths = [p for p, _ in found]
+    if labels == "inferred":
+        label_array = np.asarray([i for _, i in found], dtype=np.int32)
+    elif labels is None:
+        label_array, names = None, None
+    else:
+        if len(labels) != len(paths):
+            raise ValueError(f"Expected the lengths of `labels` to match the number of files in "
+                             f"the target directory. len(labels) is {len(labels)} while we "
+                             f"found {len(paths)} files in directory {directory}.")
+        label_array = np.asarray(labels)
+        names = [str(v) for v in sorted(set(labels))]
+    if verbose:
+        print(f"Found {len(paths)} files." if label_array is None else
+              f"Found {len(paths)} files belonging to {len(names)} classes.")
+    if shuffle:
+        if seed is None:
+            seed = np.random.randint(1e6)
+        np.random.RandomState(seed).shuffle(paths)
+        if label_array is not None:
+            np.random.RandomState(seed).shuffle(label_array)
+    return paths, label_array, names
+
+
+def _split(paths, labels, validation_split, subset):
+    if not validation_split:
+        return paths, labels
+    n_val = int(validation_split * len(paths))
+    if subset == "training":
+        print(f"Using {len(paths) - n_val} files for training.")
+        keep = slice(None, -n_val)
+    else:
+        print(f"Using {n_val} files for validation.")
+        keep = slice(-n_val, None)
+    return paths[keep], None if labels is None else labels[keep]
+
+
+def _text_dataset(paths, labels, label_mode, num_classes, max_length, shuffle, buffer, seed,
+                  batch_size, what):
+    from .data import Dataset
+
+    def read(path):
+        with open(path, "rb") as f:
+            text = f.read()
+        return text if max_length is None else text[:max_length]
+
+    if not paths:
+        raise ValueError(f"No {what}text files found in directory. Allowed format: .txt")
+    texts = np.empty(len(paths), dtype=object)
+    texts[:] = [read(p) for p in paths]
+    if label_mode is None:
+        ds = Dataset.from_tensor_slices(texts)
+    else:
+        if label_mode == "binary":
+            y = labels.astype(np.float32)[:, None]
+        elif label_mode == "categorical":
+            y = np.eye(num_classes, dtype=np.float32)[labels]
+        else:
+            y = labels
+        ds = Dataset.from_tensor_slices((texts, y))
+    if shuffle:
+        ds = ds.shuffle(buffer, seed=seed)
+    if batch_size is not None:
+        ds = ds.batch(batch_size)
+    return ds
+
+
+def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
+                                class_names=None, batch_size=32, max_length=None, shuffle=True,
+                                seed=None, validation_split=None, subset=None,
+                                follow_links=False, format="tf", verbose=True):
+    """A :class:`gt.data.Dataset` of ``(text, label)`` batches from a folder of ``.txt``
+    files with one sub-folder per class, as Keras 3's: the same file order (Keras' sorted
+    index and its seeded NumPy shuffle), the same training/validation split, labels as int32
+    ids, one-hot float32 (``"categorical"``) or float32 ``(n, 1)`` (``"binary"``), texts cut
+    to ``max_length`` bytes; ``class_names`` on the result. The texts are read when the
+    dataset is made; the shuffle of the batches themselves uses gradtape's generator."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of "
+                             f"the same size as the number of text files in the target "
+                             f"directory. Received: labels={labels}")
+        if class_names:
+            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. '
+                             f"Received: labels={labels}, and class_names={class_names}")
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", '
+                         f'"binary", or None. Received: label_mode={label_mode}')
+    if format != "tf":
+        raise ValueError(f'`format` should be "tf" (gradtape has no grain datasets). '
+                         f"Received: format={format}")
+    if labels is None or label_mode is None:
+        labels = label_mode = None
+    if validation_split and not 0 < validation_split < 1:
+        raise ValueError(f"`validation_split` must be between 0 and 1, received: "
+                         f"{validation_split}")
+    if bool(validation_split) != bool(subset):
+        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
+    if subset not in ("training", "validation", "both", None):
+        raise ValueError(f'`subset` must be either "training", "validation" or "both", '
+                         f"received: {subset}")
+    if validation_split and shuffle and seed is None:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide "
+                         "a `seed` argument, to make sure that there is no overlap between the "
+                         "training and validation subset.")
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, label_array, names = _index_directory(directory, labels, (".txt",), class_names,
+                                                 shuffle, seed, follow_links, verbose)
+    if label_mode == "binary" and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
+                         f"class_names. Received: class_names={names}")
+    buffer = batch_size * 8 if batch_size is not None else 1024
+    n_classes = len(names) if names else 0
+    parts = ["training", "validation"] if subset == "both" else [subset]
+    out = []
+    for part in parts:
+        p, lab = _split(paths, label_array, validation_split, part)
+        ds = _text_dataset(p, lab, label_mode, n_classes, max_length,
+                           shuffle and part != "validation", buffer, seed, batch_size,
+                           f"{part} " if subset == "both" else "")
+        ds.class_names = names
+        out.append(ds)
+    return out if subset == "both" else out[0]

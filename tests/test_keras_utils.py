@@ -548,3 +548,36 @@ def test_device_paths(device):
     p = keras.utils.Progbar(2, verbose=0)
     p.update(2, [("loss", gt.reduce_mean(x))])
     np.testing.assert_allclose(p._values["loss"][0], X.mean(), rtol=1e-6)
+
+
+def test_text_dataset_from_directory_as_keras(tmp_path, capsys):
+    """Keras 3's file order (sorted folders and walk, its seeded NumPy shuffle), split and
+    label modes; the texts are bytes (TensorFlow's outputs for the same folder)."""
+    for i in range(1, 6):
+        (tmp_path / "pos").mkdir(exist_ok=True)
+        (tmp_path / "neg" / "sub").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "pos" / f"p{i}.txt").write_text(f"good movie number {i}\n")
+        (tmp_path / "neg" / f"n{i}.txt").write_text(f"bad film {i}, awful\n")
+    (tmp_path / "neg" / "sub" / "z.txt").write_text("nested bad\n")
+    (tmp_path / "pos" / "readme.md").write_text("skip\n")
+    utils = keras.utils
+    train, val = utils.text_dataset_from_directory(tmp_path, batch_size=None,
+                                                   validation_split=0.3, subset="both",
+                                                   seed=42, shuffle=False)
+    out = capsys.readouterr().out
+    assert "Found 11 files belonging to 2 classes." in out and "Using 8 files for training." in out
+    assert train.class_names == ["neg", "pos"]
+    got = [(x.numpy(), int(y.numpy())) for x, y in train]
+    assert got[5] == (b"nested bad\n", 0) and got[6] == (b"good movie number 1\n", 1)
+    assert type(got[0][0]) is bytes and len(got) == 8
+    assert [x.numpy() for x, _ in val] == [f"good movie number {i}\n".encode() for i in (3, 4, 5)]
+    x, y = next(iter(utils.text_dataset_from_directory(tmp_path, batch_size=4, max_length=6,
+                                                       label_mode="categorical",
+                                                       shuffle=False)))
+    assert x.numpy().tolist() == [b"bad fi"] * 4 and y.numpy().tolist() == [[1.0, 0.0]] * 4
+    binary = utils.text_dataset_from_directory(tmp_path, batch_size=None, label_mode="binary",
+                                               seed=3)
+    assert sorted(x.numpy() for x, _ in binary)[0] == b"bad film 1, awful\n"
+    assert next(iter(binary))[1].shape == (1,)
+    with pytest.raises(ValueError, match="you must provide a `seed`"):
+        utils.text_dataset_from_directory(tmp_path, validation_split=0.2, subset="training")
