@@ -1052,25 +1052,23 @@ class SwapEMAWeights(Callback):
             if epoch == self.params["epochs"] - 1:
                 self._finalize_ema_values()
 
-    def on_test_begin(self, logs=None):
-        if not self._ema_weights_in_model:
+    def _use_ema(self, on):
+        """Put the moving averages in the model (``on``) or the trained weights back."""
+        if self._ema_weights_in_model != on:
             self._swap_variables()
-            self._ema_weights_in_model = True
+            self._ema_weights_in_model = on
+
+    def on_test_begin(self, logs=None):
+        self._use_ema(True)
 
     def on_test_end(self, logs=None):
-        if self._ema_weights_in_model:
-            self._swap_variables()
-            self._ema_weights_in_model = False
+        self._use_ema(False)
 
     def on_predict_begin(self, logs=None):
-        if not self._ema_weights_in_model:
-            self._swap_variables()
-            self._ema_weights_in_model = True
+        self._use_ema(True)
 
     def on_predict_end(self, logs=None):
-        if self._ema_weights_in_model:
-            self._swap_variables()
-            self._ema_weights_in_model = False
+        self._use_ema(False)
 
 
 def _weight_tag(weight):

@@ -813,6 +813,19 @@ class Hashing(Layer):
 
 # --- integer lookup ---------------------------------------------------------------------------
 
+def _check_lookup_sizes(who, max_tokens, pad_to_max_tokens, num_oov_indices):
+    """The size arguments of a lookup layer, with Keras' errors."""
+    if max_tokens is not None and max_tokens <= 1:
+        raise ValueError(f"{who}: If set, `max_tokens` must be greater than 1. Received: "
+                         f"max_tokens={max_tokens}")
+    if pad_to_max_tokens and max_tokens is None:
+        raise ValueError(f"{who}: If pad_to_max_tokens is True, must set `max_tokens`. "
+                         f"Received: max_tokens={max_tokens}")
+    if num_oov_indices < 0:
+        raise ValueError(f"{who}: `num_oov_indices` must be greater than or equal to 0. "
+                         f"Received: num_oov_indices={num_oov_indices}")
+
+
 class IntegerLookup(Layer):
     """Integers to vocabulary indices, as Keras' ``IntegerLookup``: index 0 is
     ``mask_token`` when one is set (``"int"`` mode), then ``num_oov_indices`` indices for
@@ -832,15 +845,7 @@ class IntegerLookup(Layer):
                  oov_method="floormod", salt=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         who = "IntegerLookup"
-        if max_tokens is not None and max_tokens <= 1:
-            raise ValueError(f"{who}: If set, `max_tokens` must be greater than 1. Received: "
-                             f"max_tokens={max_tokens}")
-        if pad_to_max_tokens and max_tokens is None:
-            raise ValueError(f"{who}: If pad_to_max_tokens is True, must set `max_tokens`. "
-                             f"Received: max_tokens={max_tokens}")
-        if num_oov_indices < 0:
-            raise ValueError(f"{who}: `num_oov_indices` must be greater than or equal to 0. "
-                             f"Received: num_oov_indices={num_oov_indices}")
+        _check_lookup_sizes(who, max_tokens, pad_to_max_tokens, num_oov_indices)
         if str(vocabulary_dtype) not in ("int64", "int32"):
             raise ValueError(f"{who}: vocabulary_dtype must be 'int64' or 'int32', got "
                              f"{vocabulary_dtype!r}")
@@ -1114,15 +1119,7 @@ class StringLookup(Layer):
         kwargs.pop("vocabulary_dtype", None)
         super().__init__(name=name, **kwargs)
         who = type(self).__name__
-        if max_tokens is not None and max_tokens <= 1:
-            raise ValueError(f"{who}: If set, `max_tokens` must be greater than 1. Received: "
-                             f"max_tokens={max_tokens}")
-        if pad_to_max_tokens and max_tokens is None:
-            raise ValueError(f"{who}: If pad_to_max_tokens is True, must set `max_tokens`. "
-                             f"Received: max_tokens={max_tokens}")
-        if num_oov_indices < 0:
-            raise ValueError(f"{who}: `num_oov_indices` must be greater than or equal to 0. "
-                             f"Received: num_oov_indices={num_oov_indices}")
+        _check_lookup_sizes(who, max_tokens, pad_to_max_tokens, num_oov_indices)
         if salt is not None:
             raise ValueError(f"{who}: `salt` (SipHash) is not supported by gradtape")
         if output_mode == "tf-idf":
