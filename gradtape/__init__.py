@@ -129,3 +129,7 @@ __all__ += ["VariableAggregation", "VariableSynchronization", "saturate_cast",
             "broadcast_static_shape", "broadcast_dynamic_shape", "parallel_stack",
             "no_gradient", "init_scope", "inside_function", "get_logger", "version",
             "distribute", "uint16", "uint32", "uint64", "complex64", "complex128", "complex"]
+
+from . import sparse
+from .sparse import SparseTensor, SparseTensorSpec
+__all__ += ["sparse", "SparseTensor", "SparseTensorSpec"]

@@ -41,3 +41,6 @@ __all__ = [
     "conv1d_transpose", "conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d",
     "convolution",
 ]
+
+from .sparse import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: E402
+__all__ += ["embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
