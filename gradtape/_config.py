@@ -42,12 +42,22 @@ def serialize(obj) -> dict:
 
 
 def deserialize(config: dict, classes: dict, kind: str, known, fold_case: bool = True):
-    """The object ``config`` describes; ``classes`` maps (lower-case) names to classes."""
+    """The object ``config`` describes (Keras' layout: ``class_name``, ``config`` and, for a
+    class of the user's, ``registered_name``; ``module`` tells nothing more); ``classes``
+    maps (lower-case) names to the built-in classes. A registered class (or one among the
+    ``custom_objects`` of the load in progress) is found by its registered name, or by its
+    class name when no built-in class has it."""
+    from .saving import custom_object
     name = config.get("class_name", "")
-    cls = classes.get(name.lower() if fold_case else name)
+    registered = config.get("registered_name")
+    cls = custom_object(registered) if isinstance(registered, str) else None
+    if cls is None:
+        cls = classes.get(name.lower() if fold_case else name)
+    if cls is None and isinstance(name, str) and name:
+        cls = custom_object(name)
     if cls is None:
         raise ValueError(f"unknown {kind} {name!r}; known {kind}s: {known}")
-    return cls.from_config(config.get("config", {}))
+    return cls.from_config(config.get("config") or {})
 
 
 def lookup(identifier, base, classes: dict, kind: str, known):

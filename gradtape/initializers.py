@@ -29,9 +29,18 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUn
 _TRUNCATED_STD = 0.87962566103423978
 
 
-def compute_fans(shape):
-    """``(fan_in, fan_out)`` for a weight shape, as Keras computes them."""
+def compute_fans(shape, input_axes=None, output_axes=None):
+    """``(fan_in, fan_out)`` for a weight shape, as Keras computes them: with both
+    ``input_axes`` and ``output_axes`` (lists of axes, as Keras 3's einsum kernels give), the
+    products of the sizes along them."""
     shape = tuple(int(s) for s in shape)
+    if input_axes is not None and output_axes is not None:
+        try:
+            return (int(np.prod([shape[a] for a in input_axes], dtype=np.int64)),
+                    int(np.prod([shape[a] for a in output_axes], dtype=np.int64)))
+        except (IndexError, TypeError):
+            raise ValueError(f"compute_fans: input_axes={list(input_axes)} and output_axes="
+                             f"{list(output_axes)} must be axes of the shape {shape}") from None
     if len(shape) == 0:
         return 1, 1
     if len(shape) == 1:
@@ -180,18 +189,40 @@ class TruncatedNormal(_Seeded):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
+def _axes(value, what, who):
+    """``input_axes``/``output_axes``: None or a list of ints."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = [value]
+    try:
+        axes = [int(a) for a in value]
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: {what} must be None or a list of ints, got {value!r}") \
+            from None
+    if any(isinstance(a, bool) for a in value):
+        raise TypeError(f"{who}: {what} must be None or a list of ints, got {value!r}")
+    return axes
+
+
 class VarianceScaling(_Seeded):
     """Values with variance ``scale / n``, ``n`` the fan-in, fan-out or their mean.
 
     ``distribution``: ``"truncated_normal"`` (std corrected for the truncation, as Keras),
     ``"untruncated_normal"`` or ``"uniform"`` (limit ``sqrt(3 * scale / n)``).
+    ``input_axes`` and ``output_axes`` (lists of axes, both or neither) name the axes whose
+    sizes multiply into the fan-in and the fan-out, as Keras 3 (default: Keras' rule for
+    dense and convolution kernels, :func:`compute_fans`).
     """
 
     _MODES = ("fan_in", "fan_out", "fan_avg")
     _DISTRIBUTIONS = ("truncated_normal", "untruncated_normal", "uniform")
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 input_axes=None, output_axes=None):
         super().__init__(seed)
+        self.input_axes = _axes(input_axes, "input_axes", type(self).__name__)
+        self.output_axes = _axes(output_axes, "output_axes", type(self).__name__)
         if scale <= 0:
             raise ValueError(f"{type(self).__name__}: scale must be > 0, got {scale}")
         if mode not in self._MODES:
@@ -211,7 +242,7 @@ class VarianceScaling(_Seeded):
         who = type(self).__name__
         shape = shape_tuple(shape, who)
         dt = _float_dtype(dtype, who)
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
         gen = self._generator()
@@ -224,67 +255,74 @@ class VarianceScaling(_Seeded):
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                "seed": self.seed}
+                "seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class GlorotUniform(VarianceScaling):
     """Uniform in ``[-limit, limit]``, ``limit = sqrt(6 / (fan_in + fan_out))`` (Xavier)."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "uniform", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class GlorotNormal(VarianceScaling):
     """Truncated normal with ``stddev = sqrt(2 / (fan_in + fan_out))``."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class HeNormal(VarianceScaling):
     """Truncated normal with ``stddev = sqrt(2 / fan_in)`` (He et al.)."""
 
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class HeUniform(VarianceScaling):
     """Uniform in ``[-limit, limit]``, ``limit = sqrt(6 / fan_in)``."""
 
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "uniform", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class LecunNormal(VarianceScaling):
     """Truncated normal with ``stddev = sqrt(1 / fan_in)``."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class LecunUniform(VarianceScaling):
     """Uniform in ``[-limit, limit]``, ``limit = sqrt(3 / fan_in)``."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "uniform", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 class Identity(Initializer):

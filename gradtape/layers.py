@@ -467,10 +467,15 @@ class Module:
 
     def load_weights(self, filepath) -> None:
         """Read the variables from ``filepath`` (a weights file, or a whole model that
-        ``model.save`` wrote); every name, shape and dtype is checked before any variable is
+        ``model.save`` wrote; or an HDF5 weights file Keras wrote, ``.weights.h5``, which
+        needs h5py); every name, shape and dtype is checked before any variable is
         assigned."""
         from .checkpoint import load_module
-        from .saving import is_saved_model, load_weights_of_saved_model
+        from .saving import (is_hdf5, is_saved_model, load_keras_weights,
+                             load_weights_of_saved_model)
+        if is_hdf5(filepath):
+            load_keras_weights(self, filepath)
+            return
         if is_saved_model(filepath):
             load_weights_of_saved_model(self, filepath)
             return
@@ -1174,8 +1179,15 @@ class Layer(Module):
 
     @classmethod
     def from_config(cls, config):
-        """A new layer from :meth:`get_config`'s dict (as Keras: ``cls(**config)``)."""
-        return cls(**config)
+        """A new layer from :meth:`get_config`'s dict (as Keras: ``cls(**config)``); the keys
+        of :attr:`_FOREIGN_CONFIG_KEYS` that configs of other Keras versions hold are left
+        out first."""
+        return cls(**_without_foreign_keys(cls, config))
+
+    #: Keys that configs written by other Keras versions (tf.keras 2) hold and this class's
+    #: constructor does not take: key -> the one value accepted (and dropped), or
+    #: ``_ANY_VALUE`` when the key carries no meaning here whatever its value.
+    _FOREIGN_CONFIG_KEYS = {}
 
     #: Constructor arguments that are initializers: argument -> attribute (get_config).
     _INITIALIZER_ARGS = {}
@@ -1208,6 +1220,26 @@ class Layer(Module):
     #: Whether get_config lists ``activity_regularizer`` even when None (Keras' convolutions
     #: and Embedding do; Dense does not).
     _ACTIVITY_IN_CONFIG = False
+
+
+#: In :attr:`Layer._FOREIGN_CONFIG_KEYS`: the key is dropped whatever its value.
+_ANY_VALUE = object()
+
+
+def _without_foreign_keys(cls, config):
+    """``config`` without the keys of ``cls._FOREIGN_CONFIG_KEYS`` (each checked to hold
+    the one value that means nothing here)."""
+    foreign = cls._FOREIGN_CONFIG_KEYS
+    if not foreign or not any(key in config for key in foreign):
+        return config
+    config = dict(config)
+    for key, accepted in foreign.items():
+        if key in config:
+            value = config.pop(key)
+            if accepted is not _ANY_VALUE and value != accepted:
+                raise ValueError(f"{cls.__name__}.from_config: {key}={value!r} is not "
+                                 f"supported (only {key}={accepted!r})")
+    return config
 
 
 def _child_modules(module):
@@ -1675,6 +1707,16 @@ def _bias_activation(layer, y):
     return layer.activation(y) if layer.activation is not _linear else y
 
 
+def _no_lora_or_quantization(who, lora_rank, quantization_config):
+    """Keras 3's ``lora_rank`` and ``quantization_config`` arguments (of Dense, Embedding):
+    None is accepted (their config writes it); a value is refused, as gradtape has neither."""
+    if quantization_config is not None:
+        raise ValueError(f"{who}: quantized layers are not supported (quantization_config="
+                         f"{quantization_config!r:.100}); save the model unquantized")
+    if lora_rank is not None:
+        raise ValueError(f"{who}: LoRA (lora_rank={lora_rank!r}) is not supported")
+
+
 def _positive_int(value, what, who):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ValueError(f"{who}: {what} must be a positive int, got {value!r}")
@@ -1695,7 +1737,9 @@ class Dense(Layer):
                          "bias_initializer": "bias_initializer"}
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name=None, **kwargs):
+                 bias_initializer="zeros", name=None, lora_rank=None, lora_alpha=None,
+                 quantization_config=None, **kwargs):
+        _no_lora_or_quantization("Dense", lora_rank, quantization_config)
         super().__init__(name=name, **kwargs)
         self.units = _positive_int(units, "units", "Dense")
         _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer)
@@ -2237,6 +2281,13 @@ class BatchNormalization(Layer):
                          "moving_mean_initializer": "moving_mean_initializer",
                          "moving_variance_initializer": "moving_variance_initializer"}
 
+    @classmethod
+    def from_config(cls, config):
+        axis = config.get("axis")
+        if isinstance(axis, (list, tuple)) and len(axis) == 1:
+            config = {**config, "axis": axis[0]}        # (tf.keras 2 writes [axis])
+        return super().from_config(config)
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
@@ -2418,7 +2469,9 @@ class Embedding(Layer):
     _INITIALIZER_ARGS = {"embeddings_initializer": "embeddings_initializer"}
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
-                 mask_zero=False, input_length=None, weights=None, **kwargs):
+                 mask_zero=False, input_length=None, weights=None, lora_rank=None,
+                 lora_alpha=None, quantization_config=None, **kwargs):
+        _no_lora_or_quantization("Embedding", lora_rank, quantization_config)
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (int(input_length),)     # Keras 2: the sequence length
         super().__init__(name=name, **kwargs)

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import initializers as _init
 from . import keras_graph as _kg
-from .layers import (Dropout, InputSpec, Layer, _GlobalPool2D, _activation_name,
+from .layers import (Dropout, InputSpec, Layer, _ANY_VALUE, _GlobalPool2D, _activation_name,
                      _bias_activation, _data_format, _kernel_options, _pair,
                      _padding,
                      _positive_int, get_mask, set_mask)
@@ -190,6 +190,8 @@ class Conv2DTranspose(Layer):
     ``kernel // 2`` with ``"same"``, else 0), as Keras."""
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
+    _ACTIVITY_IN_CONFIG = True
+    _FOREIGN_CONFIG_KEYS = {"groups": 1}            # (tf.keras 2's configs hold it)
 
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}
@@ -1099,6 +1101,12 @@ class MultiHeadAttention(Layer):
 
     _UNTRACKED = Layer._UNTRACKED | {"_built_dims", "_output_shape"}
 
+    #: tf.keras 2's configs: the shapes it was built for (this layer builds on its first
+    #: call) and its choice of how a mask enters the softmax (a masked position gets no
+    #: weight either way)
+    _FOREIGN_CONFIG_KEYS = {"query_shape": _ANY_VALUE, "key_shape": _ANY_VALUE,
+                            "value_shape": _ANY_VALUE, "softmax_robust_masking": _ANY_VALUE}
+
     @property
     def output_dim(self):
         """The output's last size when ``output_shape`` is one int (None when not given)."""
@@ -1457,6 +1465,8 @@ class DepthwiseConv2D(Layer):
     depth_multiplier)``, ``channels * depth_multiplier`` outputs."""
 
     _REGULARIZABLE = {"depthwise": "depthwise_kernel", "bias": "bias"}
+    _ACTIVITY_IN_CONFIG = True
+    _FOREIGN_CONFIG_KEYS = {"groups": 1}            # (tf.keras 2's configs hold it)
 
     _INITIALIZER_ARGS = {"depthwise_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}

@@ -55,6 +55,7 @@ class _Cell(Layer):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
                  bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, seed=None,
                  name=None, **kwargs):
+        kwargs.pop("implementation", None)     # (Keras' choice of kernel: one here)
         super().__init__(name=name, **kwargs)
         self.seed = seed
         who = type(self).__name__
@@ -820,7 +821,7 @@ _LAYER_KEYS = {"return_sequences", "return_state", "go_backwards", "stateful", "
                "batch_input_shape", "dtype", "autocast", "activity_regularizer",
                "zero_output_for_mask"}
 #: accepted for Keras scripts and ignored (there is one implementation of each layer)
-_IGNORED_KEYS = {"use_cudnn"}
+_IGNORED_KEYS = {"use_cudnn", "implementation"}
 
 
 class _CellLayer(RNN):

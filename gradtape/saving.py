@@ -18,6 +18,14 @@ weights instead, and build the model in code).
 Layers of your own classes load when given in ``custom_objects`` or registered with
 :func:`register_keras_serializable`.
 
+Models TensorFlow saved load too (their weights are HDF5: ``pip install 'gradtape[io]'``
+brings h5py): ``load_model`` reads Keras 3's ``.keras`` files (the architecture, the weights,
+the compile arguments and the optimizer's state) and tf.keras 2's ``.h5`` models, built of
+the layers gradtape has, and ``model.load_weights`` reads Keras' ``.weights.h5`` files into
+a model built the same way in gradtape::
+
+    model = gt.keras.models.load_model("trained_with_tf.keras")
+
 The same configs give ``model.get_config()`` / ``Model.from_config``, ``model.to_json()`` /
 ``keras.models.model_from_json`` (the architecture only) and ``keras.models.clone_model``
 (new layers with fresh weights; ``clone.set_weights(model.get_weights())`` copies them).
@@ -26,8 +34,10 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
 import json
 import os
+import re
 import tempfile
 import threading
 import zipfile
@@ -220,7 +230,10 @@ def deserialize_layer(data, custom_objects=None):
         raise SavingError(f"unknown layer class {name!r}: pass it in custom_objects or "
                           "register it with gt.keras.saving.register_keras_serializable")
     if cls is InputLayer:
-        return InputLayer(batch_shape=config.get("batch_shape"), dtype=config.get("dtype"),
+        shape = config.get("batch_shape")
+        if shape is None:
+            shape = config.get("batch_input_shape")      # (tf.keras 2's name)
+        return InputLayer(batch_shape=shape, dtype=config.get("dtype"),
                           name=config.get("name"))
     from .layers import Sequential
     if issubclass(cls, Sequential):
@@ -351,6 +364,8 @@ def _functional_config(model) -> dict:
 
 
 def _functional_from_config(config, custom_objects):
+    if "calls" not in config and "input_layers" in config:
+        return _keras_functional_from_config(config, custom_objects)
     from .keras_graph import KerasTensor
     from .layers import InputLayer, Model
     layers, tensors = {}, {}
@@ -714,17 +729,33 @@ def _read_weights(zf, path, model):
 
 
 def load_weights_of_saved_model(model, filepath):
-    """``model.load_weights`` of a file that ``model.save`` wrote: its weights only."""
+    """``model.load_weights`` of a file that ``model.save`` (or Keras 3's) wrote: its
+    weights only."""
     path = os.fspath(filepath)
     with zipfile.ZipFile(path) as zf:
+        if KERAS_WEIGHTS_MEMBER in zf.namelist():
+            h5py = _h5py(path)
+            with h5py.File(io.BytesIO(zf.read(KERAS_WEIGHTS_MEMBER)), "r") as f:
+                _read_keras3_weights(model, f, f"{path} ({KERAS_WEIGHTS_MEMBER})",
+                                     "load_weights")
+            return
         _read_weights(zf, path, model)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """The model that :func:`save_model` wrote to ``filepath``, its weights restored (and
-    compiled again with the saved arguments when ``compile``)."""
+    compiled again with the saved arguments when ``compile``, its optimizer's state
+    restored when the file has it). Files Keras (TensorFlow) wrote load too: Keras 3's
+    ``.keras`` files and tf.keras 2's ``.h5`` models, models of gradtape's built-in layers
+    (reading their HDF5 weights needs h5py)."""
     from .checkpoint import CheckpointError
     path = os.fspath(filepath)
+    if os.path.isdir(path):
+        raise SavingError(f"load_model: {path} is a directory (a TensorFlow SavedModel?): "
+                          "gradtape reads the .keras and .h5 files Keras writes "
+                          "(model.save('m.keras')), not SavedModel graphs")
+    if is_hdf5(path):
+        return _load_keras_h5(path, custom_objects, compile)
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -735,6 +766,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         except (KeyError, ValueError, zipfile.BadZipFile) as exc:
             raise SavingError(f"load_model: {path} is not a complete saved gradtape model "
                               f"({exc})") from None
+        if _is_keras_config(config):
+            return _load_keras_zip(zf, path, config, custom_objects, compile)
         if not isinstance(config, dict) or config.get("format") != FORMAT:
             found = config.get("format") if isinstance(config, dict) else type(config).__name__
             raise SavingError(f"load_model: {path} has format {found!r}, expected {FORMAT!r}")
@@ -773,6 +806,749 @@ def _compile_from_config(model, comp, path, extra=""):
                       UserWarning, stacklevel=3)
         return False
     return True
+
+
+# --- files written by Keras (TensorFlow) ---------------------------------------------------------
+#
+# Keras 3's ``model.save("m.keras")`` is a zip of ``config.json`` (Keras' layout: ``module``,
+# ``class_name``, ``config``, ``registered_name``, ``build_config``, ``compile_config``; a
+# functional model's calls are each layer's ``inbound_nodes``), ``metadata.json`` and
+# ``model.weights.h5``, the HDF5 file that ``model.save_weights("m.weights.h5")`` writes
+# alone. In it the variables an object holds itself are ``<path>/vars/<i>`` (a layer's
+# trainable ones first, then the others, each group in the order the layer made them);
+# ``<path>`` names an object by the attribute that holds it (``cell``, ``forward_layer``) or,
+# in a list (a model's ``layers``), by its class name in snake case, numbered from the second
+# one of a class on (``layers/dense``, ``layers/dense_1``); the compiled optimizer's
+# variables are ``optimizer/vars/<i>``: ``iterations``, ``learning_rate``, then its slots in
+# the order it made them. tf.keras 2's ``model.save("m.h5")`` is one HDF5 file: the
+# architecture (Keras 2's layout) in the attribute ``model_config``, the compile arguments
+# in ``training_config``, each layer's weights in the group ``model_weights/<layer name>``
+# in the order its attribute ``weight_names`` lists, the optimizer's in
+# ``optimizer_weights``.
+
+KERAS_WEIGHTS_MEMBER = "model.weights.h5"
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _h5py(path):
+    """The h5py module, or an ImportError saying how to install it."""
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError(f"{path} holds HDF5 data written by Keras (TensorFlow); reading it "
+                          "needs the h5py package: pip install 'gradtape[io]' (or pip "
+                          "install h5py)") from None
+    return h5py
+
+
+def is_hdf5(filepath) -> bool:
+    """Whether ``filepath`` is an HDF5 file (Keras' ``save_weights`` writes one, and
+    tf.keras 2's ``model.save("m.h5")``)."""
+    try:
+        with open(os.fspath(filepath), "rb") as f:
+            return f.read(8) == _HDF5_SIGNATURE
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def _is_keras_config(config) -> bool:
+    """Whether a ``config.json`` is Keras' own (not gradtape's, which names its format)."""
+    return isinstance(config, dict) and "format" not in config and "class_name" in config
+
+
+def _keras_snake(name: str) -> str:
+    """Keras' ``to_snake_case``: ``MaxPooling2D`` -> ``max_pooling2d``, ``SimpleRNN`` ->
+    ``simple_rnn``."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+# gradtape's classes that Keras names otherwise
+_KERAS_CLASS_NAMES = {"MaxPool2D": "MaxPooling2D"}
+
+
+def _keras_class_name(layer) -> str:
+    from .layers import Model, Sequential
+    cls = type(layer)
+    if not _is_builtin(cls):
+        return cls.__name__
+    if isinstance(layer, Sequential):
+        return "Sequential"
+    if isinstance(layer, Model):
+        return "Functional"
+    return _KERAS_CLASS_NAMES.get(cls.__name__, cls.__name__)
+
+
+# --- where each variable lies in Keras 3's weights file
+
+# MultiHeadAttention's weights: Keras keeps each projection in a sub-layer of its own
+_MHA_PATHS = {"query_kernel": "query_dense/vars/0", "query_bias": "query_dense/vars/1",
+              "key_kernel": "key_dense/vars/0", "key_bias": "key_dense/vars/1",
+              "value_kernel": "value_dense/vars/0", "value_bias": "value_dense/vars/1",
+              "gate_kernel": "_gate_dense/vars/0", "gate_bias": "_gate_dense/vars/1",
+              "output_kernel": "output_dense/vars/0", "output_bias": "output_dense/vars/1"}
+
+
+def _own_and_children(module):
+    """The Variables ``module`` holds itself (in its :attr:`variables` order: the trainable
+    ones, then the others) and ``[(attribute, in a container, sub-module)]``."""
+    from .layers import Module
+    from .tensor import Variable
+    own, children, attrs = set(), [], {}
+
+    def visit(value, attr, contained):
+        if isinstance(value, Variable):
+            own.add(id(value))
+            attrs.setdefault(id(value), attr)
+        elif isinstance(value, Module):
+            children.append((attr, contained, value))
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item, attr, True)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, attr, True)
+    for attr, value in module._tracked_items():
+        visit(value, attr, False)
+    return [(attrs[id(v)], v) for v in module.variables if id(v) in own], children
+
+
+def _keras_attr_key(name):
+    """Keras' order of an object's attributes when it saves them: by name, private ones
+    last."""
+    return "~" + name if name.startswith("_") else name
+
+
+def _keras3_paths(model):
+    """``([(path in Keras 3's weights file, variable, what it is)], paths to skip)`` for
+    every variable of ``model``: the layout Keras 3 writes for the same model. As Keras,
+    a Sequential or functional model's ``layers`` come first, then every attribute in
+    :func:`_keras_attr_key` order (a subclassed model's ``layers`` among them: the layers it
+    holds), and an object reachable twice is saved at the first place it is met."""
+    from .layers import InputLayer, Layer, Model, Sequential, TFOpLambda, _child_modules
+    from .layers_extra import MultiHeadAttention, Normalization
+    names = {id(v): p for p, v in model.named_variables()}
+    out, skip, seen = [], set(), set()
+
+    def join(*parts):
+        return "/".join(p for p in parts if p)
+
+    def visit(obj, path):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        own, children = _own_and_children(obj)
+        for i, (attr, var) in enumerate(own):
+            sub = _MHA_PATHS.get(attr) if isinstance(obj, MultiHeadAttention) else None
+            out.append((join(path, sub or f"vars/{i}"), var,
+                        f"{type(obj).__name__} '{obj.name}', weight "
+                        f"'{names.get(id(var), var.name)}'"))
+        if isinstance(obj, Normalization) and own:
+            skip.add(join(path, f"vars/{len(own)}"))    # (Keras' count: no meaning here)
+        groups = {}
+        for attr, contained, child in children:
+            if isinstance(child, TFOpLambda) or (isinstance(child, InputLayer)
+                                                 and isinstance(obj, Sequential)):
+                continue                # (Keras' operations and a Sequential's input)
+            groups.setdefault(attr, []).append((contained, child))
+        first = []
+        if isinstance(obj, Model):
+            if isinstance(obj, Sequential) or obj.__dict__.get("_graph") is not None:
+                first = ["layers"] if "layers" in groups else []
+            elif "layers" not in groups:
+                groups["layers"] = [(True, c) for c in _child_modules(obj)
+                                    if isinstance(c, Layer)]
+        for attr in first + sorted((a for a in groups if a not in first), key=_keras_attr_key):
+            counts = {}
+            for contained, child in groups[attr]:
+                if not contained:
+                    visit(child, join(path, attr))
+                    continue
+                base = _keras_snake(_keras_class_name(child))
+                k = counts.get(base, 0)
+                counts[base] = k + 1
+                visit(child, join(path, attr, base if k == 0 else f"{base}_{k}"))
+    visit(model, "")
+    known = {id(v) for v in model.variables}
+    return [entry for entry in out if id(entry[1]) in known], skip
+
+
+def _h5_datasets(group) -> dict:
+    """``{path: dataset}`` of every dataset under ``group`` (paths relative to it)."""
+    found = {}
+
+    def note(name, obj):
+        if hasattr(obj, "shape") and hasattr(obj, "dtype"):
+            found[name] = obj
+    group.visititems(note)
+    return found
+
+
+def _fit_arrays(plan, who, where, model, extra=()):
+    """Check ``plan`` (``[(variable, host array, what it is)]``) and assign every array to
+    its variable; on any mismatch (or ``extra``, entries of the file with no place in the
+    model) raise :class:`SavingError` listing them, with nothing assigned."""
+    from .checkpoint import _device_arrays, _listing
+    problems, targets, arrays = [], {}, {}
+    for i, (var, arr, label) in enumerate(plan):
+        if arr is None:
+            continue
+        want = tuple(var._value.shape)
+        if tuple(arr.shape) != want:
+            problems.append(f"{label}: shape {want} in the model, {tuple(arr.shape)} in the "
+                            "file")
+        elif arr.dtype.kind != var._value.dtype.kind and not (
+                arr.dtype.kind in "iub" and var._value.dtype.kind in "iub"):
+            problems.append(f"{label}: dtype {var._value.dtype.name} in the model, "
+                            f"{arr.dtype.name} in the file")
+        else:
+            targets[i] = var
+            arrays[i] = arr.astype(var._value.dtype, copy=False)
+    problems = [label for var, arr, label in plan if arr is None] + problems
+    if extra:
+        problems.append(f"in the file, with no place in the model: {_listing(list(extra))}")
+    if problems:
+        hint = ""
+        if not model.variables:
+            hint = (" (it has no weights yet: call it on a batch, or build it, before "
+                    "loading)")
+        raise SavingError(f"{who}: {where} does not fit {type(model).__name__} "
+                          f"'{model.name}'{hint}; nothing was loaded:\n  " +
+                          "\n  ".join(problems))
+    for var, arr in _device_arrays(targets, arrays):
+        var._set(arr)
+
+
+def _read_keras3_weights(model, h5file, where, who):
+    """Load ``model``'s variables from a Keras 3 weights file (an open h5py File)."""
+    paths, skip = _keras3_paths(model)
+    datasets = _h5_datasets(h5file)
+    plan, used = [], set()
+    for path, var, label in paths:
+        ds = datasets.get(path)
+        if ds is None:
+            plan.append((var, None, f"{label}: not in the file (no {path})"))
+            continue
+        used.add(path)
+        plan.append((var, np.asarray(ds[()]), f"{label} ({path})"))
+    extra = sorted(p for p in datasets if p not in used and p not in skip
+                   and p.split("/", 1)[0] not in ("optimizer", "metrics"))
+    _fit_arrays(plan, who, where, model, extra)
+
+
+def _keras3_optimizer_arrays(h5file):
+    """The arrays of ``optimizer/vars`` in a Keras 3 weights file, in order (None if none)."""
+    group = h5file.get("optimizer/vars")
+    if group is None or not len(group):
+        return None
+    keys = sorted(group, key=lambda k: int(k) if k.isdigit() else -1)
+    return [np.asarray(group[k][()]) for k in keys]
+
+
+def _restore_keras_optimizer(model, values, path, member, rate_saved=None):
+    """Fill the compiled optimizer of ``model`` from the ordered variables of a Keras
+    optimizer: ``iterations``, ``learning_rate`` when ``rate_saved`` (None: when the rate is
+    a number, as Keras 3 writes it; tf.keras 2 does not), then, once it has taken a step,
+    the slots in Keras' order (slot by slot within each group, the model's trainable
+    variables in order). A state that does not fit warns, and the optimizer starts
+    afresh (as Keras)."""
+    import warnings
+    from .optimizers import Optimizer
+    opt = model.__dict__.get("optimizer")
+    if not isinstance(opt, Optimizer) or type(opt).__name__ == "LossScaleOptimizer":
+        return
+    if rate_saved is None:
+        rate_saved = type(opt._learning_rate) is float
+    head = ["iterations", "learning_rate"] if rate_saved else ["iterations"]
+    by_id = {id(v): p for p, v in model.named_variables()}
+    keys = [f"slots/{name}/{by_id[id(var)]}"
+            for group in opt._all_slot_groups()
+            for var in model.trainable_variables for name in group]
+    if len(values) == len(head):
+        keys = []                          # (an optimizer that has taken no step: no slots)
+    elif len(values) != len(head) + len(keys):
+        warnings.warn(f"load_model: {path}: its optimizer state ({member}) holds "
+                      f"{len(values)} variables; a {type(opt).__name__} over the "
+                      f"{len(model.trainable_variables)} trainable variables of "
+                      f"'{model.name}' has {len(head) + len(keys)} ({', '.join(head)} and "
+                      f"{len(keys)} slots): the optimizer starts afresh", UserWarning,
+                      stacklevel=3)
+        return
+    arrays = dict(zip(head + keys, values))
+    arrays["iterations"] = np.asarray(arrays["iterations"]).astype(
+        opt._iterations._value.dtype)
+    if "learning_rate" in arrays and type(opt._learning_rate) is not float:
+        del arrays["learning_rate"]
+    _restore_optimizer(model, arrays, path, member=member)
+
+
+# --- Keras' configs
+
+def _keras_optimizer(entry):
+    """The optimizer a Keras ``compile_config`` (or tf.keras 2's ``optimizer_config``)
+    describes."""
+    from . import optimizers
+    if entry is None or isinstance(entry, str):
+        return optimizers.get(entry or "rmsprop")
+    name = entry.get("class_name", "")
+    if name.startswith("Custom>") and name[7:].lower() in optimizers._BY_NAME:
+        name = name[7:]                    # (tf.keras 2 registers its optimizers so)
+    found = custom_object(entry.get("registered_name")) or custom_object(name)
+    config = dict(entry.get("config") or {})
+    for key in ("is_legacy_optimizer", "jit_compile"):     # (no meaning here)
+        config.pop(key, None)
+    if config.get("decay") == 0:
+        del config["decay"]                # (tf.keras 2's legacy optimizers: no decay)
+    if found is not None:
+        return found.from_config(config)
+    if name.lower() not in optimizers._BY_NAME:
+        raise SavingError(f"unknown optimizer class {name!r}: pass it in custom_objects")
+    return optimizers.deserialize({"class_name": name, "config": config})
+
+
+def _keras_spec(value, kind):
+    """A loss or metric argument of a Keras ``compile_config`` as compile takes it."""
+    from . import metrics
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        found = custom_object(value)
+        return value if found is None else found
+    if isinstance(value, list):
+        return [_keras_spec(v, kind) for v in value]
+    if not isinstance(value, dict):
+        raise SavingError(f"unexpected {kind} entry {value!r:.200}")
+    if "class_name" not in value:
+        return {k: _keras_spec(v, kind) for k, v in value.items()}
+    name, config = value["class_name"], value.get("config")
+    if name == "__tuple__":
+        return tuple(_keras_spec(v, kind) for v in (config or {}).get("value", []))
+    if name == "function":                  # (Keras 3: a function, by its name)
+        found = custom_object(value.get("registered_name"))
+        return found if found is not None else _keras_spec(config, kind)
+    config = dict(config or {})
+    if name == "MeanMetricWrapper" and kind == "metric":     # (tf.keras 2's metric names)
+        try:
+            metrics.get(config.get("name"))
+            return config.get("name")
+        except (TypeError, ValueError):
+            return _keras_spec(config.get("fn"), kind)
+    cls = custom_object(value.get("registered_name")) or custom_object(name)
+    if cls is None:
+        cls = _known_classes(kind).get(name)
+        if cls is None:
+            raise SavingError(f"unknown {kind} class {name!r}: pass it in custom_objects")
+        if kind == "loss":
+            # tf.keras 2 names the default reduction "auto" and writes the function that a
+            # built-in loss class wraps
+            if config.get("reduction") == "auto":
+                config["reduction"] = "sum_over_batch_size"
+            config.pop("fn", None)
+    return cls.from_config(config)
+
+
+def _output_count(model) -> int:
+    try:
+        outputs = model.outputs
+    except (AttributeError, ValueError):
+        return 1
+    return 1 if outputs is None else len(_nest.flatten(outputs))
+
+
+def _compile_from_keras(model, comp, path, optimizer_key="optimizer"):
+    """Compile ``model`` as a Keras ``compile_config`` (or tf.keras 2's
+    ``training_config``) says; True when it could be, else a warning and False."""
+    import warnings
+    try:
+        metrics = _keras_spec(comp.get("metrics"), "metric")
+        weighted = _keras_spec(comp.get("weighted_metrics"), "metric")
+        if _output_count(model) == 1:      # (tf.keras 2 lists the metrics of each output)
+            if isinstance(metrics, list) and len(metrics) == 1 and \
+                    isinstance(metrics[0], list):
+                metrics = metrics[0]
+            if isinstance(weighted, list) and len(weighted) == 1 and \
+                    isinstance(weighted[0], list):
+                weighted = weighted[0]
+        model.compile(optimizer=_keras_optimizer(comp.get(optimizer_key)),
+                      loss=_keras_spec(comp.get("loss"), "loss"), metrics=metrics,
+                      loss_weights=comp.get("loss_weights"), weighted_metrics=weighted)
+    except Exception as exc:
+        warnings.warn(f"load_model: {path} loaded, but compiling it with the saved arguments "
+                      f"failed ({type(exc).__name__}: {exc}); call compile yourself",
+                      UserWarning, stacklevel=3)
+        return False
+    return True
+
+
+# --- Keras' functional models: each layer lists its calls
+
+class _NotMadeYet(Exception):
+    """A call whose input tensors no call has made yet."""
+
+
+def _keras_value(value, tensor):
+    """An argument of a call in Keras 3's functional config, its symbolic tensors found by
+    ``tensor(layer name, call index, output index)``."""
+    if isinstance(value, list):
+        return [_keras_value(v, tensor) for v in value]
+    if not isinstance(value, dict):
+        return value
+    name = value.get("class_name")
+    config = value.get("config") or {}
+    if name == "__keras_tensor__":
+        return tensor(*config["keras_history"])
+    if name == "__tuple__":
+        return tuple(_keras_value(v, tensor) for v in config.get("value", []))
+    if name in ("__numpy__", "__tensor__"):
+        return np.asarray(config["value"], dtype=config.get("dtype"))
+    if name == "__slice__":
+        return slice(*(_keras_value(config.get(k), tensor) for k in ("start", "stop", "step")))
+    if name == "__ellipsis__":
+        return Ellipsis
+    if name == "__bytes__":
+        return config["value"].encode("utf-8")
+    if name is not None and "config" in value:
+        raise SavingError(f"saved model: a call takes a {name} object, which gradtape cannot "
+                          "rebuild")
+    return {k: _keras_value(v, tensor) for k, v in value.items()}
+
+
+def _keras3_call(node, tensor):
+    """``(args, kwargs)`` of one call in Keras 3's layout (``{"args": [...], "kwargs":
+    {...}}``)."""
+    args = _keras_value(node.get("args", []), tensor)
+    kwargs = _keras_value(node.get("kwargs", {}), tensor)
+    if "mask" in kwargs and kwargs["mask"] is None:
+        del kwargs["mask"]                 # (no mask given: the call's default)
+    return args, kwargs
+
+
+def _is_history(value) -> bool:
+    return (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in value[1:]))
+
+
+def _keras2_call(node, tensor):
+    """``(args, kwargs)`` of one call in Keras 2's layout: ``[[layer name, call index,
+    output index, kwargs], ...]``, one entry per input (one input: called on it alone);
+    in the kwargs a symbolic tensor is ``[layer name, call index, output index]``."""
+    def kw(value):
+        if _is_history(value):
+            return tensor(*value)
+        if isinstance(value, dict):
+            if set(value) <= {"start", "stop", "step"} and value:    # (a slice)
+                return slice(value.get("start"), value.get("stop"), value.get("step"))
+            if value == {"class_name": "__ellipsis__"}:
+                return Ellipsis
+            return {k: kw(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [kw(v) for v in value]
+        return value
+    if node and isinstance(node[0], str):
+        node = [node]                      # (one input, written without its list)
+    inputs, kwargs = [], {}
+    for entry in node:
+        inputs.append(tensor(*entry[:3]))
+        if len(entry) > 3:
+            kwargs = kw(entry[3] or {})
+    return [inputs[0] if len(inputs) == 1 else inputs], kwargs
+
+
+def _keras_op(data):
+    """For a config entry that is an operation rather than a layer (Keras 3's ``keras.ops``
+    on symbolic tensors, tf.keras 2's ``TFOpLambda``), ``call(args, kwargs)`` recording
+    it in the graph; None for a layer."""
+    module = data.get("module") or ""
+    name = data.get("class_name")
+    config = dict(data.get("config") or {})
+    if module.startswith(("keras.src.ops.", "keras.ops")):
+        from . import keras_ops
+        fn = getattr(keras_ops, _keras_snake(name), None)
+        if fn is None:
+            raise SavingError(f"saved model: the operation {name} ({module}) has no "
+                              "counterpart in gt.keras.ops")
+        config.pop("name", None)
+        return lambda args, kwargs: fn(*args, **config, **kwargs)
+    if name in ("TFOpLambda", "SlicingOpLambda") and isinstance(config.get("function"), str):
+        import operator
+        from . import keras_ops
+        import gradtape
+        path = config["function"]
+        if path == "__operators__.getitem":
+            def fn(x, slice_spec):
+                return x[tuple(slice_spec) if isinstance(slice_spec, list) else slice_spec]
+        elif path.startswith("__operators__."):
+            op = getattr(operator, path.split(".", 1)[1], None)
+            fn = None if op is None else (lambda x, *a, **k: op(x, *a, *k.values()))
+        else:
+            fn = gradtape
+            for part in path.split("."):
+                fn = getattr(fn, part, None)
+        if not callable(fn):
+            raise SavingError(f"saved model: layer '{config.get('name')}' calls the "
+                              f"TensorFlow function tf.{path}, which gradtape does not have")
+
+        def call(args, kwargs):
+            kwargs = {k: v for k, v in kwargs.items() if k != "name"}
+            return keras_ops._symbolic_call(fn, args, kwargs)
+        return call
+    return None
+
+
+def _skips_first_call(layer) -> bool:
+    """Whether Keras 2 numbered the calls of ``layer`` from 1 (a nested model that has its
+    inputs: its first node is its own graph's)."""
+    from .layers import Model, Sequential
+    if isinstance(layer, Sequential):
+        return layer.__dict__.get("_input_batch_shape") is not None
+    return isinstance(layer, Model) and layer.__dict__.get("_graph") is not None
+
+
+def _keras_functional_from_config(config, custom_objects):
+    """The functional model of Keras' own config (Keras 3's or tf.keras 2's): its layers,
+    each with the calls it makes (``inbound_nodes``), ``input_layers`` and
+    ``output_layers``."""
+    from .keras_graph import KerasTensor
+    from .layers import InputLayer, Model
+    layers, ops, calls, order, made = {}, {}, {}, [], {}
+    for data in config.get("layers", []):
+        if not isinstance(data, dict) or "class_name" not in data:
+            raise SavingError(f"saved model: not a layer entry: {data!r:.200}")
+        inner = data.get("config") if isinstance(data.get("config"), dict) else {}
+        name = data.get("name") or inner.get("name")
+        if name in calls:
+            raise SavingError(f"saved model: two layers are named {name!r}")
+        op = _keras_op(data)
+        if op is not None:
+            ops[name] = op
+        else:
+            layer = deserialize_layer({**data, "config": {"name": name, **inner}},
+                                      custom_objects)
+            layers[name] = layer
+            if isinstance(layer, InputLayer):
+                made[(name, 0)] = [layer.output]
+        order.append(name)
+        calls[name] = list(data.get("inbound_nodes") or [])
+    keras2 = any(isinstance(node, list) for nodes in calls.values() for node in nodes)
+    decode = _keras2_call if keras2 else _keras3_call
+    counts = {name: int(keras2 and _skips_first_call(layers.get(name))) for name in order}
+    op_layers = {name: [] for name in ops}
+
+    def tensor(name, node, index):
+        got = made.get((name, node))
+        if got is None:
+            if name not in calls:
+                raise SavingError(f"saved model: a call takes an output of {name!r}, which "
+                                  "is not a layer of the model")
+            raise _NotMadeYet
+        if not 0 <= index < len(got):
+            raise SavingError(f"saved model: a call takes output {index} of {name!r}, which "
+                              f"has {len(got)}")
+        return got[index]
+
+    while True:
+        progress, waiting = False, []
+        for name in order:
+            nodes = calls[name]
+            while nodes:
+                try:
+                    args, kwargs = decode(nodes[0], tensor)
+                except _NotMadeYet:
+                    break
+                if name in ops:
+                    out = ops[name](args, kwargs)
+                else:
+                    out = layers[name](*args, **kwargs)
+                flat = _nest.flatten(out)
+                made[(name, counts[name])] = flat
+                counts[name] += 1
+                nodes.pop(0)
+                progress = True
+                if name in ops:
+                    op_layers[name].extend(t._node.layer for t in flat
+                                           if isinstance(t, KerasTensor) and t._node)
+            if nodes:
+                waiting.append(name)
+        if not waiting:
+            break
+        if not progress:
+            raise SavingError(f"saved model: the calls of {waiting} take tensors that no call "
+                              "makes")
+
+    def endpoints(spec):
+        if _is_history(spec):
+            try:
+                return tensor(*spec)
+            except _NotMadeYet:
+                raise SavingError(f"saved model: the model's input or output {spec} is "
+                                  "never made") from None
+        if isinstance(spec, dict):
+            return {k: endpoints(v) for k, v in spec.items()}
+        if isinstance(spec, list):
+            return [endpoints(v) for v in spec]
+        raise SavingError(f"saved model: unexpected input or output entry {spec!r:.200}")
+    inputs, outputs = endpoints(config.get("input_layers")), endpoints(
+        config.get("output_layers"))
+    if keras2:          # (tf.keras 2: one input or output in a list is the tensor itself)
+        inputs, outputs = (v[0] if isinstance(v, list) and len(v) == 1 else v
+                           for v in (inputs, outputs))
+    model = Model(inputs, outputs, name=config.get("name"))
+    # model.layers in the file's order (Keras' weight paths count the layers in it)
+    model._graph.keep_layer_order([x for name in order for x in (
+        op_layers[name] if name in ops else [layers[name]])])
+    model.trainable = bool(config.get("trainable", True))
+    return model
+
+
+# --- the loaders
+
+def _keras_model(entry, custom_objects, path):
+    """The model of a Keras config entry (Keras 3's ``config.json`` or tf.keras 2's
+    ``model_config``), built."""
+    try:
+        model = deserialize_layer(entry, custom_objects)
+        if not model.built:
+            shape = (entry.get("build_config") or {}).get("input_shape")
+            if shape is None:
+                shape = (entry.get("config") or {}).get("build_input_shape")
+            if shape is not None:
+                model.build(tuple(shape))
+    except SavingError:
+        raise
+    except Exception as exc:
+        raise SavingError(f"load_model: {path}: the Keras model does not rebuild "
+                          f"({type(exc).__name__}: {exc})") from exc
+    return model
+
+
+def _load_keras_zip(zf, path, config, custom_objects, compile):
+    """``load_model`` of a ``.keras`` file that Keras 3 wrote."""
+    names = zf.namelist()
+    assets = [n for n in names if n.startswith("assets/") and not n.endswith("/")]
+    if assets:
+        raise SavingError(f"load_model: {path} holds assets ({', '.join(assets[:4])}): the "
+                          "state of lookup or text layers, which gradtape does not read")
+    model = _keras_model(config, custom_objects, path)
+    opt_values = None
+    if KERAS_WEIGHTS_MEMBER in names:
+        h5py = _h5py(path)
+        where = f"{path} ({KERAS_WEIGHTS_MEMBER})"
+        with h5py.File(io.BytesIO(zf.read(KERAS_WEIGHTS_MEMBER)), "r") as f:
+            _read_keras3_weights(model, f, where, "load_model")
+            opt_values = _keras3_optimizer_arrays(f)
+    elif model.variables:
+        raise SavingError(f"load_model: {path} has no {KERAS_WEIGHTS_MEMBER}; the model has "
+                          f"{len(model.variables)} weights")
+    comp = config.get("compile_config")
+    if compile and comp and _compile_from_keras(model, comp, path) and opt_values:
+        _restore_keras_optimizer(model, opt_values, path,
+                                 f"optimizer/vars of {KERAS_WEIGHTS_MEMBER}")
+    return model
+
+
+def _text(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _legacy_weight_names(group):
+    return [_text(n) for n in group.attrs.get("weight_names", [])]
+
+
+def _read_legacy_weights(model, group, where, who):
+    """Load ``model``'s weights from tf.keras 2's HDF5 layout (``layer_names``, each
+    layer's ``weight_names``), layer by layer in order as tf.keras 2 does: the layers of
+    the file with weights to the layers of the model with weights."""
+    from .layers import Normalization
+    layer_names = [_text(n) for n in group.attrs["layer_names"]]
+    file_layers = [(n, _legacy_weight_names(group[n])) for n in layer_names]
+    file_layers = [(n, w) for n, w in file_layers if w]
+    model_layers = [layer for layer in model.layers if layer.variables]
+    if len(file_layers) != len(model_layers):
+        raise SavingError(f"{who}: {where} holds the weights of {len(file_layers)} layers "
+                          f"({', '.join(n for n, _ in file_layers)}), {type(model).__name__} "
+                          f"'{model.name}' has {len(model_layers)} layers with weights "
+                          f"({', '.join(x.name for x in model_layers)}); nothing was loaded")
+    plan, problems = [], []
+    for (name, weight_names), layer in zip(file_layers, model_layers):
+        if isinstance(layer, Normalization):       # (tf.keras 2's count: no meaning here)
+            weight_names = [w for w in weight_names
+                            if w.rpartition("/")[2].partition(":")[0] != "count"]
+        variables = layer.variables
+        if len(weight_names) != len(variables):
+            problems.append(f"layer '{layer.name}' ({type(layer).__name__}) has "
+                            f"{len(variables)} weights, the file's layer '{name}' "
+                            f"{len(weight_names)} ({', '.join(weight_names)})")
+            continue
+        for wname, var in zip(weight_names, variables):
+            plan.append((var, np.asarray(group[name][wname][()]),
+                         f"layer '{layer.name}' weight '{var.name}' (the file's {wname})"))
+    if problems:
+        raise SavingError(f"{who}: {where} does not fit {type(model).__name__} "
+                          f"'{model.name}'; nothing was loaded:\n  " + "\n  ".join(problems))
+    _fit_arrays(plan, who, where, model)
+
+
+def _legacy_optimizer_values(f):
+    """The optimizer weights of an HDF5 model file in order, when a Keras 3 or a tf.keras
+    2.11+ optimizer wrote them (``iteration`` first); None otherwise (tf.keras 2's legacy
+    optimizers)."""
+    group = f.get("optimizer_weights")
+    if group is None:
+        return None
+    names = _legacy_weight_names(group)
+    if not names or names[0].rpartition("/")[2].partition(":")[0] != "iteration":
+        return None
+    return [np.asarray(group[n][()]) for n in names]
+
+
+def _load_keras_h5(path, custom_objects, compile):
+    """``load_model`` of tf.keras 2's HDF5 file (``model.save("m.h5")``)."""
+    import warnings
+    h5py = _h5py(path)
+    with h5py.File(path, "r") as f, _custom_scope(custom_objects):
+        raw = f.attrs.get("model_config")
+        if raw is None:
+            raise SavingError(f"load_model: {path} holds weights only (no model_config): "
+                              "build the model in code and call model.load_weights")
+        try:
+            config = json.loads(_text(raw))
+        except ValueError as exc:
+            raise SavingError(f"load_model: {path}: its model_config is not JSON ({exc})") \
+                from None
+        model = _keras_model(config, custom_objects, path)
+        group = f["model_weights"] if "model_weights" in f else f
+        _read_legacy_weights(model, group, path, "load_model")
+        raw = f.attrs.get("training_config")
+        if not compile or raw is None:
+            return model
+        comp = json.loads(_text(raw))
+        if not _compile_from_keras(model, comp, path, "optimizer_config"):
+            return model
+        values = _legacy_optimizer_values(f)
+        if values is not None:
+            names = _legacy_weight_names(f["optimizer_weights"])
+            _restore_keras_optimizer(model, values, path, "optimizer_weights", rate_saved=(
+                len(names) > 1 and names[1].rpartition("/")[2].startswith("learning_rate")))
+        elif "optimizer_weights" in f and len(_legacy_weight_names(f["optimizer_weights"])) > 1:
+            warnings.warn(f"load_model: {path}: the state of its optimizer (a tf.keras 2 "
+                          "legacy optimizer) is not restored: the optimizer starts afresh",
+                          UserWarning, stacklevel=3)
+    return model
+
+
+def load_keras_weights(model, filepath):
+    """``model.load_weights`` of an HDF5 file Keras wrote: Keras 3's ``.weights.h5`` (the
+    model's weights; its optimizer's, if any, are left) or tf.keras 2's ``.h5`` (weights
+    only, or a whole model)."""
+    path = os.fspath(filepath)
+    h5py = _h5py(path)
+    with h5py.File(path, "r") as f:
+        if "layer_names" in f.attrs or "model_weights" in f:
+            group = f["model_weights"] if "model_weights" in f else f
+            _read_legacy_weights(model, group, path, "load_weights")
+        else:
+            _read_keras3_weights(model, f, path, "load_weights")
 
 
 # --- configs, JSON and clones of models (keras.models.clone_model, model_from_json) -------------
