@@ -1108,7 +1108,9 @@ def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     a, b, d = _promote_tensors(x1, x2)
     if not _is_float(d):
         return _m.equal(a, b)
-    out = _m.less_equal(_m.abs(_m.subtract(a, b)), _m.add(_m.multiply(_m.abs(b), rtol), atol))
+    with np.errstate(invalid="ignore"):        # (inf - inf is NaN, not a warning, as TF)
+        out = _m.less_equal(_m.abs(_m.subtract(a, b)),
+                            _m.add(_m.multiply(_m.abs(b), rtol), atol))
     if equal_nan:
         out = _m.logical_or(out, _m.logical_and(_m.is_nan(a), _m.is_nan(b)))
     return out
