@@ -21,6 +21,7 @@ import numpy as np
 from .layers import (InputSpec, Layer, _GlobalPool2D, _conv_config, _data_format,
                      _group_channels, _groups, _kernel_options, _linear, _padding,
                      _positive_int)
+from .layers_extra import deconv_output_size
 from .ops import shape as _sh
 from .tensor import Tensor
 
@@ -202,11 +203,7 @@ class Conv3DTranspose(Layer):
         self.input_spec = InputSpec(ndim=5, axes={ch_axis: in_ch})
 
     def _out_size(self, size, k, s, axis):
-        # Keras' deconv_output_length (a kernel smaller than the stride still spans s)
-        if self.output_padding is None:
-            return size * s if self.padding == "same" else (size - 1) * s + max(k, s)
-        pad = k // 2 if self.padding == "same" else 0
-        return (size - 1) * s + k - 2 * pad + self.output_padding[axis]
+        return deconv_output_size(size, k, s, self.padding, self.output_padding, axis)
 
     def call(self, inputs):
         from . import nn

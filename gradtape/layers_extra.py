@@ -181,6 +181,15 @@ class PReLU(Layer):
 
 # --- convolution, resampling, padding ---------------------------------------------------------
 
+def deconv_output_size(size, k, s, padding, output_padding, axis):
+    """Keras' ``deconv_output_length`` along ``axis`` of a transposed convolution (a kernel
+    smaller than the stride still spans it)."""
+    if output_padding is None:
+        return size * s if padding == "same" else (size - 1) * s + max(k, s)
+    pad = k // 2 if padding == "same" else 0
+    return (size - 1) * s + k - 2 * pad + output_padding[axis]
+
+
 class Conv2DTranspose(Layer):
     """The transpose of a 2-D convolution (a "deconvolution") over NHWC inputs (NCHW with
     ``data_format="channels_first"``), kernel
@@ -232,11 +241,7 @@ class Conv2DTranspose(Layer):
         self.input_spec = InputSpec(ndim=4, axes={axis: in_ch})
 
     def _out_size(self, size, k, s, axis):
-        # Keras' deconv_output_length (a kernel smaller than the stride still spans s)
-        if self.output_padding is None:
-            return size * s if self.padding == "same" else (size - 1) * s + max(k, s)
-        pad = k // 2 if self.padding == "same" else 0
-        return (size - 1) * s + k - 2 * pad + self.output_padding[axis]
+        return deconv_output_size(size, k, s, self.padding, self.output_padding, axis)
 
     def call(self, inputs):
         from . import nn
