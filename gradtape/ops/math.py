@@ -326,12 +326,15 @@ def _sigmoid_fwd(xp, x):
     # float32 and rounded once (as TF), not rounded at each of the three steps.
     if x.dtype == np.float16:
         return _sigmoid_fwd(xp, x.astype(np.float32)).astype(np.float16)
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 _sigmoid, sigmoid = _unary("sigmoid", _sigmoid_fwd,
-                           lambda ops, needs, g, ans, x: (g * (ans * (1 - ans)),))
+                           lambda ops, needs, g, ans, x: (g * (ans * (1 - ans)),),
+                           complex_ok=True)
 _sin, sin = _unary("sin", lambda xp, x: xp.sin(x),
                    lambda ops, needs, g, ans, x: (g * ops.cos(x),), save_inputs=True,
                    save_output=False, ufunc="sin", complex_ok=True)
@@ -343,13 +346,13 @@ _tan, tan = _unary("tan", lambda xp, x: xp.tan(x),
                    complex_ok=True)
 _atan, atan = _unary("atan", lambda xp, x: xp.arctan(x),
                      lambda ops, needs, g, ans, x: (g / (1 + x * x),), save_inputs=True,
-                     save_output=False, ufunc="arctan")
+                     save_output=False, ufunc="arctan", complex_ok=True)
 _asin, asin = _unary("asin", lambda xp, x: xp.arcsin(x),
                      lambda ops, needs, g, ans, x: (g * ops.rsqrt(1 - x * x),),
-                     save_inputs=True, save_output=False, quiet=True)
+                     save_inputs=True, save_output=False, quiet=True, complex_ok=True)
 _acos, acos = _unary("acos", lambda xp, x: xp.arccos(x),
                      lambda ops, needs, g, ans, x: (-g * ops.rsqrt(1 - x * x),),
-                     save_inputs=True, save_output=False, quiet=True)
+                     save_inputs=True, save_output=False, quiet=True, complex_ok=True)
 _sinh, sinh = _unary("sinh", lambda xp, x: xp.sinh(x),
                      lambda ops, needs, g, ans, x: (g * ops.cosh(x),), save_inputs=True,
                      save_output=False, quiet=True, complex_ok=True)

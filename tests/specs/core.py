@@ -269,6 +269,10 @@ SPECS = [
          domain=positive, shapes=[((3, 4), (3, 4)), ((3, 1), (1, 4))],
          ops=("sqrt", "divide", "log", "reciprocal", "cosh", "tan", "sinh", "rsqrt", "cos",
               "expm1", "log1p")),
+    _bin("complex_inverse_trig", lambda x, y: gt.math.real(
+        gt.math.asin(_cplx(0.3 * x, y)) * gt.math.acos(_cplx(y, 0.2 * x))
+        + gt.math.atan(_cplx(x, 0.5 * y)) + gt.sigmoid(_cplx(y, x))),
+         domain=positive, shapes=[((3, 4), (3, 4))], ops=("asin", "acos", "atan", "sigmoid")),
     _bin("complex_linear", lambda x, y: gt.math.real(gt.reduce_sum(gt.matmul(
         _cplx(x, y), gt.transpose(_cplx(y, x))), axis=1, keepdims=True) * _cplx(x, x))
          + gt.cast(gt.cast(x, _ctype(x)) * _cplx(y, x), x.dtype),
