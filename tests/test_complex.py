@@ -129,7 +129,8 @@ def test_forward_values_and_dtypes(device):
 
 def test_bad_input_names_the_op():
     z = gt.constant(Z)
-    with pytest.raises(TypeError, match="complex: operands have different dtypes float32 and float64"):
+    with pytest.raises(TypeError,
+                       match="complex: operands have different dtypes float32 and float64"):
         C(gt.constant([1.0]), gt.constant([1.0], gt.float64))
     with pytest.raises(TypeError, match="complex: real and imag must be float32 or float64"):
         C(gt.constant([1]), gt.constant([2]))
