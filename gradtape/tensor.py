@@ -1084,7 +1084,14 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
 
 
 def is_tensor(x) -> bool:
-    return isinstance(x, Tensor)
+    """Whether ``x`` is a tensor of any kind: a Tensor or Variable, or a SparseTensor,
+    RaggedTensor or IndexedSlices (as ``tf.is_tensor``)."""
+    if isinstance(x, Tensor):
+        return True
+    from .indexed_slices import IndexedSlices
+    from .ragged import RaggedTensor
+    from .sparse import SparseTensor
+    return isinstance(x, (SparseTensor, RaggedTensor, IndexedSlices))
 
 
 # Bound late: the op modules import this one.

@@ -1058,3 +1058,11 @@ def test_strict_device_refuses_host_arrays_in_ops():
         assert out.numpy().tolist()[6] == 2.0
         with pytest.raises(HostLeakError):
             s.values._value + np.ones(2, np.float32)
+
+
+def test_is_tensor_of_composite_tensors_as_tensorflow():
+    """tf.is_tensor is True for SparseTensor, RaggedTensor and IndexedSlices too."""
+    assert gt.is_tensor(gt.SparseTensor([[0]], [1.0], [2]))
+    assert gt.is_tensor(gt.ragged.constant([[1], [2, 3]]))
+    assert gt.is_tensor(gt.IndexedSlices(gt.constant([[1.0]]), gt.constant([0])))
+    assert gt.is_tensor(gt.constant(1.0)) and not gt.is_tensor(3) and not gt.is_tensor([1.0])
