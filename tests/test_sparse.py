@@ -1066,3 +1066,22 @@ def test_is_tensor_of_composite_tensors_as_tensorflow():
     assert gt.is_tensor(gt.ragged.constant([[1], [2, 3]]))
     assert gt.is_tensor(gt.IndexedSlices(gt.constant([[1.0]]), gt.constant([0])))
     assert gt.is_tensor(gt.constant(1.0)) and not gt.is_tensor(3) and not gt.is_tensor([1.0])
+
+
+def test_zero_preserving_unary_ops_map_the_values_as_tensorflow():
+    """tf.math.abs, square, sqrt, sin, tan, atan, asin, tanh, sign, erf and negative of a
+    SparseTensor give a SparseTensor of the mapped values (the same indices); exp, which
+    does not map 0 to 0, refuses it."""
+    sp = gt.SparseTensor([[0, 1], [1, 0]], [-0.5, 2.0], [2, 2])
+    for name in ("abs", "negative", "square", "sin", "tan", "atan", "tanh", "sign", "erf"):
+        out = getattr(gt.math, name)(sp)
+        assert isinstance(out, gt.SparseTensor)
+        np.testing.assert_array_equal(out.indices.numpy(), [[0, 1], [1, 0]])
+        np.testing.assert_allclose(out.values.numpy(),
+                                   getattr(gt.math, name)(sp.values).numpy())
+    with pytest.raises(TypeError, match="exp: expected a tensor"):
+        gt.exp(sp)
+    with gt.GradientTape() as tape:
+        tape.watch(sp.values)
+        total = gt.sparse.reduce_sum(gt.abs(sp))
+    np.testing.assert_allclose(tape.gradient(total, sp.values).numpy(), [-1.0, 1.0])

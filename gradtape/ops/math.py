@@ -43,6 +43,7 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
     op = defop(name, forward, vjp, save_inputs=save_inputs, save_output=save_output,
                nondiff=nondiff, complex_rule=complex_rule)
     kinds = "fc" if complex_ok else "f"
+    sparse_map = name in _SPARSE_MAPPED
 
     def fn(x, name=None):
         if type(x) is Tensor:
@@ -61,6 +62,8 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
                     record_unary(op, x, out, None, v)
                 return out
         else:
+            if sparse_map and type(x).__name__ == "SparseTensor":
+                return _map_sparse(fn, x, op.name)
             x = as_tensor(x, op.name)
         if float_only and x._value.dtype.kind not in kinds:
             raise TypeError(f"{op.name}: expected a floating-point"
@@ -70,6 +73,18 @@ def _unary(name, forward, vjp, *, float_only=True, save_inputs=False, save_outpu
     if _speedups is not None and ufunc and not quiet:
         fn = _speedups.unary(op, fn, ufunc, float_only)
     return op, fn
+
+
+# the unary ops TF applies to a SparseTensor's values (each maps 0 to 0), giving a SparseTensor
+_SPARSE_MAPPED = frozenset({"abs", "negative", "square", "sqrt", "sin", "tan", "atan", "asin",
+                            "tanh", "sign", "erf"})
+
+
+def _map_sparse(fn, sp, opname):
+    from ..sparse import SparseTensor
+    if not isinstance(sp, SparseTensor):
+        raise TypeError(f"{opname}: expected a tensor, got {type(sp).__name__}")
+    return sp.with_values(fn(sp.values))
 
 
 def _binary(name, forward, vjp, *, save_inputs=True, save_output=False, nondiff=False,
