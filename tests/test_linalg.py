@@ -66,7 +66,7 @@ def test_bad_input_names_the_op_and_the_shapes():
                                          r"\[..., n, n\], got shape \(2, 3\)"):
         gt.linalg.inv(gt.ones([2, 3]))
     with pytest.raises(TypeError, match="linalg.det: matrices must be float32 or float64, "
-                                        "got int32"):
+                                        "complex64 or complex128, got int32"):
         gt.linalg.det(gt.constant([[1, 2], [3, 4]]))
     with pytest.raises(ValueError, match=r"linalg.solve: right-hand sides of shape \(3, 2\) do "
                                          r"not fit matrices of shape \(4, 4\)"):

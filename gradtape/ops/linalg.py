@@ -283,14 +283,16 @@ def _like(ops, raw, like):
     return raw if ops.raw else Tensor(raw, like._device)
 
 
-def _square(opname, a):
+def _square(opname, a, complex_ok=False):
     a = as_tensor(a, opname)
     shape = tuple(a._value.shape)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"{opname}: expected square matrices of shape [..., n, n], got "
                          f"shape {shape}")
-    if a._value.dtype.char not in "fd":
-        raise TypeError(f"{opname}: matrices must be float32 or float64, got {dtype_name(a)}")
+    if a._value.dtype.char not in ("fdFD" if complex_ok else "fd"):
+        raise TypeError(f"{opname}: matrices must be float32 or float64"
+                        f"{', complex64 or complex128' if complex_ok else ''}, got "
+                        f"{dtype_name(a)}")
     return a
 
 
@@ -305,12 +307,12 @@ _inv = defop("matrix_inverse", lambda xp, a: xp.linalg.inv(a), _inv_vjp, save_in
 def inv(input, adjoint=False, name=None) -> Tensor:
     """The inverse of each square matrix in the last two axes (``adjoint``: of its
     transpose). A singular matrix raises on the CPU; on a GPU it gives inf or nan."""
-    a = _square("linalg.inv", input)
+    a = _square("linalg.inv", input, complex_ok=True)
     out = apply1(_inv, a)
     if adjoint:
         from .shape import transpose
         n = a._value.ndim
-        out = transpose(out, list(range(n - 2)) + [n - 1, n - 2])
+        out = transpose(out, list(range(n - 2)) + [n - 1, n - 2], conjugate=True)
     return out
 
 
@@ -334,7 +336,7 @@ _solve = defop("matrix_solve", _solve_fwd, _solve_vjp, batch_rule=False)
 def solve(matrix, rhs, adjoint=False, name=None) -> Tensor:
     """``X`` with ``matrix @ X = rhs`` (``adjoint``: ``matrix^T @ X = rhs``) for matrices
     ``[..., n, n]`` and right-hand sides ``[..., n, k]`` of the same batch shape."""
-    a = _square("linalg.solve", matrix)
+    a = _square("linalg.solve", matrix, complex_ok=True)
     b = as_tensor(rhs, "linalg.solve")
     sa, sb = tuple(a._value.shape), tuple(b._value.shape)
     if len(sb) != len(sa) or sb[:-2] != sa[:-2] or sb[-2] != sa[-1]:
@@ -343,6 +345,9 @@ def solve(matrix, rhs, adjoint=False, name=None) -> Tensor:
     if b.dtype != a.dtype:
         raise TypeError(f"linalg.solve: the matrix is {dtype_name(a)}, the right-hand sides "
                         f"{dtype_name(b)}")
+    if adjoint and a._value.dtype.kind == "c":
+        from .math import conj
+        a = conj(a)              # (the primitive's adjoint is the plain transpose)
     return apply(_solve, (a, b), {"adjoint": True} if adjoint else None)
 
 
@@ -356,7 +361,7 @@ _det = defop("matrix_determinant", lambda xp, a: xp.linalg.det(a), _det_vjp)
 
 def det(input, name=None) -> Tensor:
     """The determinant of each square matrix in the last two axes."""
-    return apply1(_det, _square("linalg.det", input))
+    return apply1(_det, _square("linalg.det", input, complex_ok=True))
 
 
 def _logabsdet_fwd(xp, a):
