@@ -386,12 +386,12 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
         tv = target._value
         tshape = tuple(tv.shape)
         n = _prod(tshape) if tshape else 1
-        float_sources = [s for s in flat_sources if s._value.dtype.kind == "f"]
+        float_sources = [s for s in flat_sources if s._value.dtype.kind in "fc"]
         ids = list(dict.fromkeys(s._id for s in float_sources))
         shapes = {s._id: tuple(s._value.shape) for s in float_sources}
         dtypes = {s._id: s._value.dtype for s in float_sources}
         rows = {sid: None for sid in ids}
-        if tv.dtype.kind == "f" and n > 0 and ids:
+        if tv.dtype.kind in "fc" and n > 0 and ids:
             rows = None
             seeds = _Seeds(dev.xp, n, tshape, tv.dtype)
             if experimental_use_pfor and n > 1:
@@ -412,11 +412,11 @@ def tape_jacobian(tape, target, sources, unconnected_gradients, parallel_iterati
         for s in flat_sources:
             sv = s._value
             out_shape = tshape + tuple(sv.shape)
-            r = rows.get(s._id) if sv.dtype.kind == "f" else None
+            r = rows.get(s._id) if sv.dtype.kind in "fc" else None
             if r is None:
-                empty = sv.dtype.kind == "f" and n == 0 and tv.dtype.kind == "f"
+                empty = sv.dtype.kind in "fc" and n == 0 and tv.dtype.kind in "fc"
                 results.append(Tensor(s._device.xp.zeros(out_shape, dtype=sv.dtype), s._device)
-                               if (zero or empty) and sv.dtype.kind == "f" else None)
+                               if (zero or empty) and sv.dtype.kind in "fc" else None)
             elif differentiable:
                 from .ops.shape import reshape
                 results.append(reshape(r, out_shape))
@@ -457,7 +457,7 @@ def tape_batch_jacobian(tape, target, source, unconnected_gradients, parallel_it
         sid = source._id
         out_shape = (b,) + ts[1:] + ss[1:]
         rows = None
-        if source._value.dtype.kind == "f" and target._value.dtype.kind == "f" and per > 0 \
+        if source._value.dtype.kind in "fc" and target._value.dtype.kind in "fc" and per > 0 \
                 and b > 0:
             seeds = _BatchSeeds(xp, b, per, ts[1:], target._value.dtype)
             vectorised = False
