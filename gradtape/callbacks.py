@@ -494,6 +494,21 @@ class EarlyStopping(_MonitorCallback):
         return float(value) if np.ndim(value) == 0 else value
 
 
+def _save_due_on_batch(callback, batch):
+    """Keras' count of the batches since the last save (an int ``save_freq``): whether
+    ``batch`` makes a save due (ModelCheckpoint's and BackupAndRestore's)."""
+    if callback.save_freq == "epoch":
+        return False
+    last = callback._last_batch_seen
+    added = batch + 1 if last is None or batch <= last else batch - last   # (a new epoch)
+    callback._batches_seen_since_last_saving += added
+    callback._last_batch_seen = batch
+    if callback._batches_seen_since_last_saving >= callback.save_freq:
+        callback._batches_seen_since_last_saving = 0
+        return True
+    return False
+
+
 class ModelCheckpoint(_MonitorCallback):
     """Save the model (or only its weights) after each epoch, or every ``save_freq``
     batches; ``filepath`` may hold ``{epoch}``, ``{batch}`` (with an int ``save_freq``) and
@@ -538,19 +553,7 @@ class ModelCheckpoint(_MonitorCallback):
         if self.save_freq == "epoch":
             self._save_model(epoch=epoch, batch=None, logs=logs)
 
-    def _should_save_on_batch(self, batch):
-        if self.save_freq == "epoch":
-            return False
-        if self._last_batch_seen is None or batch <= self._last_batch_seen:
-            add_batches = batch + 1               # a new epoch
-        else:
-            add_batches = batch - self._last_batch_seen
-        self._batches_seen_since_last_saving += add_batches
-        self._last_batch_seen = batch
-        if self._batches_seen_since_last_saving >= self.save_freq:
-            self._batches_seen_since_last_saving = 0
-            return True
-        return False
+    _should_save_on_batch = _save_due_on_batch
 
     def _should_save_model(self, epoch, logs, filepath):
         if not self.save_best_only:
@@ -971,19 +974,7 @@ class BackupAndRestore(Callback):
         with open(self._training_metadata_path, "w") as f:
             f.write(json.dumps({"epoch": self._current_epoch, "batch": self._last_batch_seen}))
 
-    def _should_save_on_batch(self, batch):
-        if self.save_freq == "epoch":
-            return False
-        if batch <= self._last_batch_seen:           # a new epoch
-            add_batches = batch + 1
-        else:
-            add_batches = batch - self._last_batch_seen
-        self._batches_seen_since_last_saving += add_batches
-        self._last_batch_seen = batch
-        if self._batches_seen_since_last_saving >= self.save_freq:
-            self._batches_seen_since_last_saving = 0
-            return True
-        return False
+    _should_save_on_batch = _save_due_on_batch
 
     def on_train_end(self, logs=None):
         if self.delete_checkpoint and os.path.exists(self.backup_dir):
