@@ -65,7 +65,11 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D",
            "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
            "RandomBrightness", "RandomHeight", "RandomWidth", "CategoryEncoding", "Discretization", "Hashing", "IntegerLookup",
-           "StringLookup", "TextVectorization"]
+           "StringLookup", "TextVectorization", "EinsumDense", "RMSNormalization",
+           "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
+           "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "Wrapper",
+           "SpectralNormalization", "ThresholdedReLU", "Convolution3D",
+           "Convolution3DTranspose", "SeparableConvolution1D", "SeparableConvolution2D"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -2558,3 +2562,12 @@ from .layers_preprocessing import (RandomRotation, RandomZoom, RandomTranslation
                                    CategoryEncoding,
                                    Discretization, Hashing, IntegerLookup, StringLookup,
                                    TextVectorization)
+from .layers_more import (EinsumDense, RMSNormalization, AdaptiveAveragePooling1D,  # noqa: E402
+                          AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
+                          AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D,
+                          Wrapper, SpectralNormalization, ThresholdedReLU)
+
+Convolution3D = Conv3D
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D
