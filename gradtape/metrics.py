@@ -48,7 +48,8 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "TrueNegatives", "FalsePositives", "FalseNegatives", "Precision", "Recall", "AUC",
            "PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity",
            "SpecificityAtSensitivity", "IoU", "MeanIoU", "BinaryIoU", "OneHotIoU",
-           "OneHotMeanIoU", "FBetaScore", "F1Score", "accuracy", "binary_accuracy",
+           "OneHotMeanIoU", "FBetaScore", "F1Score", "PearsonCorrelation",
+           "ConcordanceCorrelation", "pearson_correlation", "concordance_correlation", "accuracy", "binary_accuracy",
            "categorical_accuracy", "sparse_categorical_accuracy", "top_k_categorical_accuracy",
            "sparse_top_k_categorical_accuracy", "get", "serialize", "deserialize"]
 
@@ -337,6 +338,43 @@ def cosine_similarity(y_true, y_pred, axis=-1) -> Tensor:
     return -_losses.cosine_similarity(y_true, y_pred, axis=axis)
 
 
+def _correlation_operands(y_true, y_pred):
+    y_pred = _tensor(y_pred, "y_pred", "correlation")
+    y_true = cast(_tensor(y_true, "y_true", "correlation"), y_pred.dtype)
+    return _losses._squeeze_or_expand(y_true, y_pred)
+
+
+def pearson_correlation(y_true, y_pred, axis=-1) -> Tensor:
+    """The Pearson correlation coefficient of ``y_true`` and ``y_pred`` along ``axis``, as
+    Keras 3: both centred and divided by their (population) standard deviation, then the
+    mean of their product."""
+    from .ops.reduce import reduce_mean, reduce_std
+    y_true, y_pred = _correlation_operands(y_true, y_pred)
+    t = y_true - reduce_mean(y_true, axis=axis, keepdims=True)
+    p = y_pred - reduce_mean(y_pred, axis=axis, keepdims=True)
+    t = t / reduce_std(t, axis=axis, keepdims=True)
+    p = p / reduce_std(p, axis=axis, keepdims=True)
+    return reduce_mean(t * p, axis=axis)
+
+
+def concordance_correlation(y_true, y_pred, axis=-1) -> Tensor:
+    """The concordance correlation coefficient along ``axis`` exactly as Keras 3 computes it:
+    ``mean(2 (y_true - mean(y_pred)) (y_pred - mean(y_pred)) / (var(y_true) + var(y_pred) +
+    (mean(y_true) - mean(y_pred))**2 + epsilon))`` (Keras centres ``y_true`` on the
+    prediction's mean; the numbers here are Keras')."""
+    from .ops.math import square
+    from .ops.reduce import reduce_mean, reduce_variance
+    from .constraints import _EPSILON
+    y_true, y_pred = _correlation_operands(y_true, y_pred)
+    t_mean = reduce_mean(y_true, axis=axis, keepdims=True)
+    p_mean = reduce_mean(y_pred, axis=axis, keepdims=True)
+    t_var = reduce_variance(y_true - t_mean, axis=axis, keepdims=True)
+    p_var = reduce_variance(y_pred - p_mean, axis=axis, keepdims=True)
+    covar = (y_true - p_mean) * (y_pred - p_mean)
+    norm = t_var + p_var + square(t_mean - p_mean)
+    return reduce_mean(2.0 * covar / (norm + _EPSILON[0]), axis=axis)
+
+
 # --- the mean metrics ---------------------------------------------------------------------------
 
 class Accuracy(MeanMetricWrapper):
@@ -419,6 +457,24 @@ class CosineSimilarity(MeanMetricWrapper):
 
     def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
         super().__init__(cosine_similarity, name, dtype, axis=axis)
+
+
+class PearsonCorrelation(MeanMetricWrapper):
+    """The mean Pearson correlation coefficient along ``axis`` (:func:`pearson_correlation`)
+    over the samples seen; higher is better."""
+
+    def __init__(self, name="pearson_correlation", dtype=None, axis=-1):
+        super().__init__(pearson_correlation, name, dtype, axis=axis)
+        self.axis = axis
+
+
+class ConcordanceCorrelation(MeanMetricWrapper):
+    """The mean concordance correlation coefficient along ``axis``
+    (:func:`concordance_correlation`) over the samples seen; higher is better."""
+
+    def __init__(self, name="concordance_correlation", dtype=None, axis=-1):
+        super().__init__(concordance_correlation, name, dtype, axis=axis)
+        self.axis = axis
 
 
 class Hinge(MeanMetricWrapper):
@@ -1334,7 +1390,7 @@ _CLASSES = {cls.__name__: cls for cls in (
     BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, Accuracy,
     BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
     SparseTopKCategoricalAccuracy, F1Score, FBetaScore, IoU, BinaryIoU, MeanIoU, OneHotIoU,
-    OneHotMeanIoU)}
+    OneHotMeanIoU, PearsonCorrelation, ConcordanceCorrelation)}
 #: Keras 3's ``ALL_OBJECTS_DICT``: class names, their snake_case forms, and a few aliases;
 #: every entry is a class, so :func:`get` gives a new metric object.
 _BY_NAME = dict(_CLASSES)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from . import _config
 
-__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "collect_losses"]
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "OrthogonalRegularizer", "l1", "l2", "l1_l2",
+           "orthogonal_regularizer", "get", "serialize", "deserialize", "collect_losses"]
 
 
 def _factor(value, what, who):
@@ -74,15 +75,61 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """Keras 3's penalty pushing the rows (``mode="rows"``) or columns (``"columns"``) of a
+    2-D weight towards mutual orthogonality: with the vectors L2-normalised, ``factor * 0.5
+    * sum(|off-diagonal of their Gram matrix|) / (n (n - 1) / 2)``."""
+
+    def __init__(self, factor=0.01, mode="rows"):
+        import math
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or \
+                math.isinf(factor) or math.isnan(factor) or factor < 0:
+            raise ValueError("Invalid value for argument factor: expected a non-negative "
+                             f"float.Received: factor={factor}")
+        if mode not in ("rows", "columns"):
+            raise ValueError('Invalid value for argument `mode`. Expected one of {"rows", '
+                             f'"columns"}}. Received: mode={mode}')
+        self.factor = float(factor)
+        self.mode = mode
+
+    def __call__(self, x):
+        from .keras_ops import normalize
+        from .ops.shape import eye
+        from .ops.linalg import matmul
+        from .ops.math import abs as _abs
+        from .ops.reduce import reduce_sum
+        if x._value.ndim != 2:
+            raise ValueError("Inputs to OrthogonalRegularizer must have rank 2. Received: "
+                             f"inputs.shape={tuple(x.shape)}")
+        if self.mode == "rows":
+            v = normalize(x, axis=1)
+            gram = matmul(v, v, transpose_b=True)
+            n = x._value.shape[0]
+        else:
+            v = normalize(x, axis=0)
+            gram = matmul(v, v, transpose_a=True)
+            n = x._value.shape[1]
+        off = gram * (1.0 - eye(n, dtype=x.dtype))
+        pairs = n * (n - 1.0) / 2.0
+        return reduce_sum(_abs(off)) * (self.factor * 0.5 / pairs)
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
 l1 = L1
 l2 = L2
+orthogonal_regularizer = OrthogonalRegularizer
 
 
 def l1_l2(l1=0.01, l2=0.01):
     return L1L2(l1=l1, l2=l2)
 
 
-_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": l1_l2, "L1": L1, "L2": L2, "L1L2": L1L2}
+_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": l1_l2, "L1": L1, "L2": L2, "L1L2": L1L2,
+            "orthogonal_regularizer": OrthogonalRegularizer,
+            "OrthogonalRegularizer": OrthogonalRegularizer}
+_CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2, "OrthogonalRegularizer": OrthogonalRegularizer}
 
 
 def get(identifier):
@@ -95,8 +142,8 @@ def get(identifier):
                              f"{', '.join(sorted(_BY_NAME))}")
         return _BY_NAME[identifier]()
     if isinstance(identifier, dict):
-        return _config.deserialize(identifier, {"L1": L1, "L2": L2, "L1L2": L1L2},
-                                   "regularizer", ["L1", "L2", "L1L2"], fold_case=False)
+        return _config.deserialize(identifier, _CLASSES, "regularizer", list(_CLASSES),
+                                   fold_case=False)
     if callable(identifier):
         return identifier
     raise TypeError(f"cannot interpret {identifier!r} as a regularizer")
@@ -151,3 +198,16 @@ def serialize(reg):
     if isinstance(reg, Regularizer):
         return _config.serialize(reg)
     return getattr(reg, "__name__", repr(reg))
+
+
+def deserialize(config, custom_objects=None):
+    """A regularizer from its config dict (Keras' form) or name, as
+    ``keras.regularizers.deserialize``."""
+    if custom_objects and isinstance(config, dict) and \
+            config.get("class_name") in custom_objects:
+        cls = custom_objects[config["class_name"]]
+        return cls.from_config(config.get("config", {})) if hasattr(cls, "from_config") \
+            else cls(**config.get("config", {}))
+    if isinstance(config, str) and custom_objects and config in custom_objects:
+        return custom_objects[config]
+    return get(config)
