@@ -853,6 +853,9 @@ for _name, _fn in (("is_keras_tensor", _is_keras_tensor),
                    ("standardize_dtype", _standardize_dtype),
                    ("set_image_data_format", _set_image_data_format)):
     setattr(backend, _name, _fn)
+from . import keras_backend as _kb  # noqa: E402  (the legacy K.* functions)
+for _name in _kb.__all__:
+    setattr(backend, _name, getattr(_kb, _name))
 utils.__all__ = sorted(k for k in vars(utils) if not k.startswith("_"))
 backend.__all__ = sorted(k for k in vars(backend) if not k.startswith("_"))
 del _name, _fn
