@@ -26,7 +26,7 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regular
            "preprocessing", "mixed_precision", "random", "config", "Sequential", "Model",
            "Layer", "Input", "InputLayer", "KerasTensor", "Loss", "Metric", "Optimizer",
            "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy",
-           "ops"]
+           "ops", "datasets"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -145,6 +145,10 @@ utils = _namespace(
     register_keras_serializable=_saving.register_keras_serializable,
     serialize_keras_object=_saving.serialize_layer,
     deserialize_keras_object=_saving.deserialize_layer)
+from . import keras_datasets as _kd  # noqa: E402
+
+utils.get_file = _kd.get_file
+datasets = _kd.datasets
 
 models = _namespace(
     "models", "Keras' model classes and files: Sequential, Model, load_model, save_model, "
@@ -881,6 +885,7 @@ def _register_submodules():
              "mixed_precision": mixed_precision, "random": random, "config": config,
              "optimizers.schedules": optimizers.schedules, "ops": ops, "ops.numpy": ops.numpy,
              "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image}
+    table.update(_kd.SUBMODULES)
     for name, mod in table.items():
         sys.modules[f"{__name__}.{name}"] = mod
 
