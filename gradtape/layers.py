@@ -334,8 +334,9 @@ class Module:
     def _walk(self):
         """``[(path, variable, effectively_trainable)]`` for every reachable Variable.
 
-        A Keras layer lists its own weights first, the trainable ones before the others,
-        then its sub-layers' (Keras' ``layer.weights`` order); a plain Module lists its
+        A Keras layer lists its own weights first, the trainable ones before the others (a
+        weight that LoRA froze among the trainable ones, where Keras keeps it), then its
+        sub-layers' (Keras' ``layer.weights`` order); a plain Module lists its
         attributes in name order (as ``tf.Module``). A Variable reachable twice is listed
         under its first place in that order."""
         seen_objs = {id(self)}
@@ -346,10 +347,12 @@ class Module:
             own_t, own_nt, subs = [], [], []
             if not is_layer:
                 own_t = own_nt = subs
+            # (a weight that LoRA froze stays where Keras lists it, among the trainable ones)
+            frozen = _lora_frozen(module) if is_layer else None
 
             def visit(obj, p):
                 if isinstance(obj, Variable):
-                    (own_t if obj.trainable else own_nt).append(
+                    (own_t if obj.trainable or obj is frozen else own_nt).append(
                         (p, obj, trainable and obj.trainable))
                 elif isinstance(obj, (Tensor, str, bytes, int, float, np.ndarray)):
                     return
@@ -465,17 +468,19 @@ class Module:
             var._set(var._device.asarray(np.array(host, copy=True)))    # (no constraint, as TF)
 
     def save_weights(self, filepath, overwrite=True) -> str:
-        """Write every variable to ``filepath`` in the safetensors format (atomically)."""
-        from .checkpoint import save_module
-        return save_module(self, filepath, overwrite=overwrite)
+        """Write every variable to ``filepath`` in the safetensors format (atomically); a
+        LoRA layer's weight is written merged with its adapters, which are left out (as
+        Keras)."""
+        from .saving import save_own_weights
+        return save_own_weights(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath) -> None:
         """Read the variables from ``filepath`` (a weights file, or a whole model that
         ``model.save`` wrote; or an HDF5 weights file Keras wrote, ``.weights.h5``, which
         needs h5py); every name, shape and dtype is checked before any variable is
-        assigned."""
-        from .checkpoint import load_module
-        from .saving import (is_hdf5, is_saved_model, load_keras_weights,
+        assigned. A LoRA layer's adapters, which saved files leave out, are zeroed (as
+        Keras)."""
+        from .saving import (is_hdf5, is_saved_model, load_keras_weights, load_own_weights,
                              load_weights_of_saved_model)
         if is_hdf5(filepath):
             load_keras_weights(self, filepath)
@@ -483,7 +488,7 @@ class Module:
         if is_saved_model(filepath):
             load_weights_of_saved_model(self, filepath)
             return
-        load_module(self, filepath)
+        load_own_weights(self, filepath)
 
     def __repr__(self):
         return f"<{type(self).__name__} '{self.name}'>"
@@ -1711,14 +1716,165 @@ def _bias_activation(layer, y):
     return layer.activation(y) if layer.activation is not _linear else y
 
 
-def _no_lora_or_quantization(who, lora_rank, quantization_config):
-    """Keras 3's ``lora_rank`` and ``quantization_config`` arguments (of Dense, Embedding):
-    None is accepted (their config writes it); a value is refused, as gradtape has neither."""
+def _no_quantization(who, quantization_config):
+    """Keras 3's ``quantization_config`` argument (of Dense, EinsumDense, Embedding): None is
+    accepted (their config writes it); a value is refused, as gradtape has no quantization."""
     if quantization_config is not None:
         raise ValueError(f"{who}: quantized layers are not supported (quantization_config="
                          f"{quantization_config!r:.100}); save the model unquantized")
-    if lora_rank is not None:
-        raise ValueError(f"{who}: LoRA (lora_rank={lora_rank!r}) is not supported")
+
+
+def _lora_property(attr):
+    """The ``attr`` weight of a LoRA-capable layer, as Keras 3 reads it: the Variable, or
+    once LoRA is enabled the effective weight, ``weight + (lora_alpha / lora_rank) * (A @ B)``
+    in the layer's compute dtype. The Variable stays in the layer's ``__dict__`` under
+    ``attr`` (where tracking, saving and mixed precision find it); assigning sets it."""
+    def get(self):
+        d = self.__dict__
+        if attr not in d:
+            raise AttributeError(f"{type(self).__name__} layer '{self.name}': you must build "
+                                 f"the layer before accessing `{attr}`")
+        value = d[attr]
+        if d.get("lora_enabled") and value is not None:
+            return self._lora_merged(value)
+        return value
+
+    def set(self, value):
+        self.__dict__[attr] = value
+    return property(get, set, doc=f"The layer's ``{attr}`` (merged with its LoRA adapters "
+                                  "once ``enable_lora`` ran).")
+
+
+class _LoRA:
+    """Keras 3's LoRA (low-rank adaptation) of a layer's main weight (Dense's and
+    EinsumDense's ``kernel``, Embedding's ``embeddings``): ``enable_lora(rank)`` freezes the
+    weight and adds two trainable float32 adapters, ``A`` (the weight's shape with its last
+    axis ``rank``) and ``B`` (``(rank, last axis)``), regularized as the weight was; the layer
+    then computes with ``weight + (lora_alpha / lora_rank) * (A @ B)``. ``lora_rank=`` at
+    construction enables it when the layer is built (Dense and Embedding then use
+    ``lora_alpha = lora_rank``, as Keras 3.15 does; EinsumDense keeps the ``lora_alpha``
+    given). Saving writes the merged weight and leaves the adapters out; loading zeroes them
+    (as Keras' ``save_own_variables`` / ``load_own_variables``)."""
+
+    #: The weight LoRA adapts, its adapters' names, and what the weight is called in Keras'
+    #: message refusing a constraint.
+    _LORA_WEIGHT = "kernel"
+    _LORA_NAMES = ("lora_kernel_a", "lora_kernel_b")
+    _LORA_WHAT = "kernel"
+
+    def _lora_setup(self, lora_rank, lora_alpha):
+        """Keep the ``lora_rank`` / ``lora_alpha`` constructor arguments (as Keras: alpha
+        defaults to the rank; rank None or 0 is no LoRA)."""
+        who = type(self).__name__
+        if lora_rank is not None and (isinstance(lora_rank, bool) or not isinstance(
+                lora_rank, (int, np.integer)) or lora_rank < 0):
+            raise ValueError(f"{who}: lora_rank must be None or a non-negative int (0: no "
+                             f"LoRA), got {lora_rank!r}")
+        _lora_check_alpha(lora_alpha, who)
+        lora_rank = None if lora_rank is None else int(lora_rank)
+        if lora_rank:
+            self._lora_refuse_constraint()
+        self.lora_rank = lora_rank
+        self.lora_alpha = lora_alpha if lora_alpha is not None else lora_rank
+        self.lora_enabled = False
+
+    def _lora_refuse_constraint(self):
+        if (self.__dict__.get("_constraints") or {}).get(self._LORA_WEIGHT) is not None:
+            what = self._LORA_WHAT
+            raise ValueError(f"Lora is incompatible with {what} constraints. In order to enable "
+                             f"lora on this layer, remove the `{self._LORA_WEIGHT}_constraint` "
+                             "argument.")
+
+    def enable_lora(self, rank, lora_alpha=None, a_initializer="he_uniform",
+                    b_initializer="zeros"):
+        """Keras 3's ``enable_lora``: freeze the layer's weight and add the trainable adapters
+        ``A`` (``a_initializer``) and ``B`` (``b_initializer``) of ``rank``; the delta
+        ``A @ B`` is scaled by ``lora_alpha / rank`` (``lora_alpha`` defaults to ``rank``).
+        Refused (ValueError, as Keras) with a constraint on the weight, on a layer not built
+        yet, and a second time."""
+        who = f"{type(self).__name__}.enable_lora"
+        self._lora_refuse_constraint()
+        if not self.built:
+            raise ValueError("Cannot enable lora on a layer that isn't yet built.")
+        if self.lora_enabled:
+            raise ValueError("lora is already enabled. This can only be done once per layer.")
+        rank = _positive_int(rank, "rank", who)
+        _lora_check_alpha(lora_alpha, who)
+        a_init, b_init = _init.get(a_initializer), _init.get(b_initializer)
+        d = self.__dict__
+        base = d[self._LORA_WEIGHT]
+        shape = tuple(int(s) for s in base._value.shape)
+        regs = d.get("_regularizers") or {}
+        reg = regs.get(self._LORA_WEIGHT)
+        name_a, name_b = self._LORA_NAMES
+        # (float32 whatever the layer's policy, as Keras: no underflow while fine-tuning)
+        with device_scope(base._device):
+            a = self.add_weight(name=name_a, shape=shape[:-1] + (rank,), initializer=a_init,
+                                dtype="float32", regularizer=reg)
+            b = self.add_weight(name=name_b, shape=(rank, shape[-1]), initializer=b_init,
+                                dtype="float32", regularizer=reg)
+        if reg is not None:
+            # the frozen weight is no longer penalized (Keras counts trainable weights only);
+            # the config still names its regularizer
+            d["_lora_regularizer"] = regs.pop(self._LORA_WEIGHT)
+        d[name_a], d[name_b] = a, b
+        base.trainable = False
+        self.lora_enabled = True
+        self.lora_rank = rank
+        self.lora_alpha = lora_alpha if lora_alpha is not None else rank
+
+    def _lora_merged(self, base, dtype=None):
+        """``base + (lora_alpha / lora_rank) * (A @ B)`` (in the wider of their dtypes), cast
+        to ``dtype`` (default: the compute dtype)."""
+        d = self.__dict__
+        a, b = d[self._LORA_NAMES[0]], d[self._LORA_NAMES[1]]
+        nd = a._value.ndim
+        ab = _la.matmul(a, b) if nd == 2 else _la.tensordot(a, b, axes=[[nd - 1], [0]])
+        delta = (self.lora_alpha / self.lora_rank) * ab
+        bt, dt = base._value.dtype, delta._value.dtype
+        if bt != dt:
+            wide = np.promote_types(bt, dt)
+            base = base if bt == wide else _core.cast(base, wide)
+            delta = delta if dt == wide else _core.cast(delta, wide)
+        merged = base + delta
+        dtype = np.dtype(self._compute_dtype if dtype is None else dtype)
+        return merged if merged._value.dtype == dtype else _core.cast(merged, dtype)
+
+    def _lora_config(self, config):
+        """``config`` with what LoRA adds (as Keras: ``lora_rank`` / ``lora_alpha`` when a
+        rank is set; the weight's regularizer, held apart once LoRA is enabled)."""
+        reg = self.__dict__.get("_lora_regularizer")
+        if reg is not None:
+            from .regularizers import serialize
+            config[f"{self._LORA_WEIGHT}_regularizer"] = serialize(reg)
+        if self.lora_rank:
+            config["lora_rank"] = self.lora_rank
+            config["lora_alpha"] = self.lora_alpha
+        return config
+
+
+def _lora_check_alpha(lora_alpha, who):
+    if lora_alpha is not None and (isinstance(lora_alpha, bool) or not isinstance(
+            lora_alpha, (int, float, np.integer, np.floating))):
+        raise TypeError(f"{who}: lora_alpha must be None or a number, got {lora_alpha!r}")
+
+
+def lora_parts(module) -> list:
+    """``[(layer, frozen weight, (A, B))]`` for every layer of ``module`` (itself included)
+    with LoRA enabled."""
+    out = []
+    for m in [module] + module.submodules:
+        if isinstance(m, _LoRA) and m.__dict__.get("lora_enabled"):
+            d = m.__dict__
+            out.append((m, d[m._LORA_WEIGHT], tuple(d[n] for n in m._LORA_NAMES)))
+    return out
+
+
+def _lora_frozen(layer):
+    """The weight LoRA froze in ``layer`` (None when there is none)."""
+    d = layer.__dict__
+    return d.get(layer._LORA_WEIGHT) if d.get("lora_enabled") and isinstance(layer, _LoRA) \
+        else None
 
 
 def _positive_int(value, what, who):
@@ -1727,13 +1883,16 @@ def _positive_int(value, what, who):
     return int(value)
 
 
-class Dense(Layer):
+class Dense(_LoRA, Layer):
     """``activation(inputs @ kernel + bias)``; the input size is inferred on the first call.
 
-    Inputs of rank > 2 are contracted over their last axis.
+    Inputs of rank > 2 are contracted over their last axis. ``lora_rank`` (or
+    ``enable_lora``) adapts the kernel with LoRA, as Keras 3 (see :class:`_LoRA`).
     """
 
     supports_masking = True
+    _UNTRACKED = Layer._UNTRACKED | {"_lora_regularizer"}
+    kernel = _lora_property("kernel")
 
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
 
@@ -1743,10 +1902,11 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, lora_rank=None, lora_alpha=None,
                  quantization_config=None, **kwargs):
-        _no_lora_or_quantization("Dense", lora_rank, quantization_config)
+        _no_quantization("Dense", quantization_config)
         super().__init__(name=name, **kwargs)
         self.units = _positive_int(units, "units", "Dense")
         _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer)
+        self._lora_setup(lora_rank, lora_alpha)
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -1757,17 +1917,22 @@ class Dense(Layer):
         self.kernel = kernel
         self.bias = bias
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
+        if self.lora_rank:
+            self.built = True
+            self.enable_lora(self.lora_rank)        # (Keras 3.15: alpha = rank)
 
     def call(self, inputs):
+        kernel = self.kernel
         if inputs._value.ndim == 2:
-            y = _la.matmul(inputs, self.kernel)
+            y = _la.matmul(inputs, kernel)
         else:
-            y = _la.tensordot(inputs, self.kernel, axes=[[inputs._value.ndim - 1], [0]])
+            y = _la.tensordot(inputs, kernel, axes=[[inputs._value.ndim - 1], [0]])
         return _bias_activation(self, y)
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units,
-                "activation": _activation_name(self.activation), "use_bias": self.use_bias}
+        return self._lora_config({**super().get_config(), "units": self.units,
+                                  "activation": _activation_name(self.activation),
+                                  "use_bias": self.use_bias})
 
 
 def _groups(layer, groups, who):
@@ -2460,12 +2625,18 @@ class BatchNormalization(Layer):
                 "renorm_momentum": self.renorm_momentum}
 
 
-class Embedding(Layer):
+class Embedding(_LoRA, Layer):
     """Rows of an ``(input_dim, output_dim)`` table looked up by integer ids; a negative id
     counts from the end of the table (``-1`` is the last row), as Keras 3. ``weights``
-    (the table, or a list holding it) sets the table at construction."""
+    (the table, or a list holding it) sets the table at construction. ``lora_rank`` (or
+    ``enable_lora``) adapts the table with LoRA, as Keras 3 (see :class:`_LoRA`)."""
 
     autocast = False
+    _UNTRACKED = Layer._UNTRACKED | {"_lora_regularizer"}
+    embeddings = _lora_property("embeddings")
+    _LORA_WEIGHT = "embeddings"
+    _LORA_NAMES = ("lora_embeddings_a", "lora_embeddings_b")
+    _LORA_WHAT = "embedding"
 
     _REGULARIZABLE = {"embeddings": "embeddings"}
     _ACTIVITY_IN_CONFIG = True
@@ -2475,7 +2646,7 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", name=None,
                  mask_zero=False, input_length=None, weights=None, lora_rank=None,
                  lora_alpha=None, quantization_config=None, **kwargs):
-        _no_lora_or_quantization("Embedding", lora_rank, quantization_config)
+        _no_quantization("Embedding", quantization_config)
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (int(input_length),)     # Keras 2: the sequence length
         super().__init__(name=name, **kwargs)
@@ -2484,6 +2655,7 @@ class Embedding(Layer):
         self.output_dim = _positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = _init.get(embeddings_initializer)
         self.input_spec = InputSpec(dtype_kind="iu")
+        self._lora_setup(lora_rank, lora_alpha)
         if weights is not None:
             self.build(None)
             if not (isinstance(weights, list) and len(weights) == 1):
@@ -2509,6 +2681,9 @@ class Embedding(Layer):
     def build(self, input_shape):
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
                                           self.embeddings_initializer)
+        if self.lora_rank:
+            self.built = True
+            self.enable_lora(self.lora_rank)        # (Keras 3.15: alpha = rank)
 
     def call(self, inputs):
         from . import nn
@@ -2524,8 +2699,8 @@ class Embedding(Layer):
         return _m.not_equal(inputs, 0)
 
     def get_config(self):
-        return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim, "mask_zero": self.mask_zero}
+        return self._lora_config({**super().get_config(), "input_dim": self.input_dim,
+                                  "output_dim": self.output_dim, "mask_zero": self.mask_zero})
 
 
 # recurrent layers (their module builds on Layer)

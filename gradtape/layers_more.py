@@ -12,7 +12,7 @@ import numpy as np
 
 from . import initializers as _init
 from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _kernel_options,
-                     _no_lora_or_quantization, _positive_int)
+                     _LoRA, _lora_property, _no_quantization, _positive_int)
 
 __all__ = ["EinsumDense", "RMSNormalization", "AdaptiveAveragePooling1D",
            "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
@@ -100,7 +100,7 @@ def _einsum_shapes(equation, bias_axes, input_shape, partial_output_shape):
     return kernel, bias, output, in_axes, out_axes
 
 
-class EinsumDense(Layer):
+class EinsumDense(_LoRA, Layer):
     """A dense layer whose contraction is an einsum ``equation`` between the input and the
     kernel, as ``keras.layers.EinsumDense``: ``"ab,bc->ac"`` is ``Dense``; ``"abc,cde->abde"``
     projects each position to ``[heads, dim]``; ``...`` stands for any leading
@@ -108,9 +108,14 @@ class EinsumDense(Layer):
     output's sizes after the batch axis and without the elided ones (None: the input's);
     ``bias_axes`` names the output letters the bias spans (broadcast over the axes after the
     first of them that it does not name). A VarianceScaling kernel initializer (the default
-    GlorotUniform) takes its fans from the kernel's input and output axes, as Keras."""
+    GlorotUniform) takes its fans from the kernel's input and output axes, as Keras.
+    ``lora_rank`` (with ``lora_alpha``) or ``enable_lora`` adapts the kernel with LoRA, as
+    Keras 3: ``A`` has the kernel's shape with its last axis ``rank``, ``B`` is ``(rank,
+    kernel.shape[-1])``."""
 
     supports_masking = False
+    _UNTRACKED = Layer._UNTRACKED | {"_lora_regularizer"}
+    kernel = _lora_property("kernel")
     _REGULARIZABLE = {"kernel": "kernel", "bias": "bias"}
     _INITIALIZER_ARGS = {"kernel_initializer": "kernel_initializer",
                          "bias_initializer": "bias_initializer"}
@@ -118,7 +123,7 @@ class EinsumDense(Layer):
     def __init__(self, equation, output_shape, activation=None, bias_axes=None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
                  lora_rank=None, lora_alpha=None, quantization_config=None, **kwargs):
-        _no_lora_or_quantization("EinsumDense", lora_rank, quantization_config)
+        _no_quantization("EinsumDense", quantization_config)
         super().__init__(name=name, **kwargs)
         _einsum_parts(equation)
         self.equation = equation
@@ -139,6 +144,7 @@ class EinsumDense(Layer):
         _kernel_options(self, activation, True, kernel_initializer, bias_initializer)
         self.kernel = self.bias = None
         self.full_output_shape = None
+        self._lora_setup(lora_rank, lora_alpha)
 
     def build(self, input_shape):
         kernel_shape, bias_shape, full, in_axes, out_axes = _einsum_shapes(
@@ -157,6 +163,9 @@ class EinsumDense(Layer):
         self.kernel = self.add_weight("kernel", tuple(kernel_shape), init)
         self.bias = self.add_weight("bias", tuple(bias_shape), self.bias_initializer) \
             if bias_shape is not None else None
+        if self.lora_rank:
+            self.built = True
+            self.enable_lora(self.lora_rank, lora_alpha=self.lora_alpha)
 
     def compute_output_shape(self, input_shape):
         return tuple(_einsum_shapes(self.equation, self.bias_axes, input_shape,
@@ -168,8 +177,10 @@ class EinsumDense(Layer):
 
     def get_config(self):
         shape = self.partial_output_shape
-        return {**super().get_config(), "output_shape": shape, "equation": self.equation,
-                "activation": _activation_name(self.activation), "bias_axes": self.bias_axes}
+        return self._lora_config({**super().get_config(), "output_shape": shape,
+                                  "equation": self.equation,
+                                  "activation": _activation_name(self.activation),
+                                  "bias_axes": self.bias_axes})
 
 
 # --- RMSNormalization -------------------------------------------------------------------------

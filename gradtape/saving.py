@@ -515,7 +515,7 @@ def save_model(model, filepath, overwrite=True, *, include_optimizer=True) -> st
     """Write ``model`` (architecture, compile arguments, weights and, once it has taken a
     step, the compiled optimizer's state) to ``filepath``. ``include_optimizer=False`` leaves
     the optimizer's state out (as tf_keras; Keras 3's ``.keras`` files always hold it)."""
-    from .checkpoint import save_module, write_arrays
+    from .checkpoint import write_arrays
     from . import __version__
     path = os.fspath(filepath)
     if os.path.exists(path) and not overwrite:
@@ -540,7 +540,7 @@ def save_model(model, filepath, overwrite=True, *, include_optimizer=True) -> st
                                                      "format": FORMAT}))
             if model.variables:
                 weights = os.path.join(tmp, "model.weights.safetensors")
-                save_module(model, weights)
+                save_own_weights(model, weights)
                 zf.write(weights, "model.weights.safetensors")
             if opt_state is not None:
                 state = os.path.join(tmp, OPTIMIZER_MEMBER)
@@ -711,8 +711,54 @@ def is_saved_model(filepath) -> bool:
         return False
 
 
+# --- LoRA layers in gradtape's own files: as Keras' save_own_variables / load_own_variables,
+# a LoRA layer's weight is written merged with its adapters (``kernel + (alpha / rank) * A @ B``)
+# and the adapters are left out; loading zeroes them. (The training state of BackupAndRestore
+# and tf.train.Checkpoint keep every variable as it is.)
+
+def _lora_adapters(module) -> dict:
+    """``{id: adapter Variable}`` of every LoRA layer of ``module``."""
+    from .layers import lora_parts
+    return {id(v): v for _, _, adapters in lora_parts(module) for v in adapters}
+
+
+def save_own_weights(module, filepath, overwrite=True) -> str:
+    """``module.save_weights`` in gradtape's format: every variable under its path, a LoRA
+    layer's weight merged with its adapters, which are left out (as Keras)."""
+    from .checkpoint import _contiguous, _host, save_module, write_arrays
+    from .layers import lora_parts
+    parts = lora_parts(module)
+    if not parts:
+        return save_module(module, filepath, overwrite=overwrite)
+    merged = {id(base): layer._lora_merged(base, base._value.dtype)
+              for layer, base, _ in parts}
+    adapters = _lora_adapters(module)
+    arrays = {name: _contiguous(merged[id(var)].numpy()) if id(var) in merged else _host(var)
+              for name, var in module.named_variables() if id(var) not in adapters}
+    return write_arrays(filepath, arrays, "weights", overwrite=overwrite)
+
+
+def load_own_weights(module, filepath) -> None:
+    """``module.load_weights`` of gradtape's format: all or nothing; a LoRA layer's adapters,
+    which the file does not hold, are zeroed (as Keras)."""
+    from .checkpoint import _check_match, _device_arrays, load_module, read_arrays
+    adapters = _lora_adapters(module)
+    if not adapters:
+        load_module(module, filepath)
+        return
+    arrays, _ = read_arrays(filepath)
+    named = module.named_variables()
+    targets = {name: var for name, var in named if id(var) not in adapters}
+    _check_match(os.fspath(filepath), arrays, targets, f"{type(module).__name__} "
+                 f"'{module.name}'")
+    zeros = {name: np.zeros(var._value.shape, var._value.dtype) for name, var in named
+             if id(var) in adapters}
+    for var, arr in _device_arrays({name: var for name, var in named}, {**arrays, **zeros}):
+        var._set(arr)
+
+
 def _read_weights(zf, path, model):
-    from .checkpoint import CheckpointError, load_module
+    from .checkpoint import CheckpointError
     names = zf.namelist()
     if "model.weights.safetensors" not in names:
         if model.variables:
@@ -723,7 +769,7 @@ def _read_weights(zf, path, model):
         zf.extract("model.weights.safetensors", tmp)
         inner = os.path.join(tmp, "model.weights.safetensors")
         try:
-            load_module(model, inner)
+            load_own_weights(model, inner)
         except CheckpointError as exc:
             raise CheckpointError(str(exc).replace(inner, f"{path} (its weights)")) from None
 
@@ -925,11 +971,13 @@ def _keras3_paths(model):
     every variable of ``model``: the layout Keras 3 writes for the same model. As Keras,
     a Sequential or functional model's ``layers`` come first, then every attribute in
     :func:`_keras_attr_key` order (a subclassed model's ``layers`` among them: the layers it
-    holds), and an object reachable twice is saved at the first place it is met."""
+    holds), and an object reachable twice is saved at the first place it is met. A LoRA
+    layer's adapters have no place there (Keras writes the merged weight)."""
     from .layers import InputLayer, Layer, Model, Sequential, TFOpLambda, _child_modules
     from .layers_extra import MultiHeadAttention, Normalization
     names = {id(v): p for p, v in model.named_variables()}
     out, skip, seen = [], set(), set()
+    adapters = _lora_adapters(model)
 
     def join(*parts):
         return "/".join(p for p in parts if p)
@@ -939,6 +987,8 @@ def _keras3_paths(model):
             return
         seen.add(id(obj))
         own, children = _own_and_children(obj)
+        if adapters:            # (a LoRA layer's adapters are not in the file: Keras merges)
+            own = [(attr, var) for attr, var in own if id(var) not in adapters]
         for i, (attr, var) in enumerate(own):
             sub = _MHA_PATHS.get(attr) if isinstance(obj, MultiHeadAttention) else None
             out.append((join(path, sub or f"vars/{i}"), var,
@@ -1032,6 +1082,8 @@ def _read_keras3_weights(model, h5file, where, who):
             continue
         used.add(path)
         plan.append((var, np.asarray(ds[()]), f"{label} ({path})"))
+    for var in _lora_adapters(model).values():      # (zeroed after loading, as Keras)
+        plan.append((var, np.zeros(var._value.shape, var._value.dtype), var.name))
     extra = sorted(p for p in datasets if p not in used and p not in skip
                    and p.split("/", 1)[0] not in ("optimizer", "metrics"))
     _fit_arrays(plan, who, where, model, extra)

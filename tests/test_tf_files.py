@@ -393,8 +393,7 @@ def test_config_keys_other_keras_versions_write():
     assert L.Embedding(4, 2, quantization_config=None).output_dim == 2
     with pytest.raises(ValueError, match="quantized layers are not supported"):
         L.Dense(3, quantization_config={"mode": "int8"})
-    with pytest.raises(ValueError, match="LoRA"):
-        L.Dense(3, lora_rank=4)
+    assert L.Dense(3, lora_rank=4).lora_rank == 4                 # (LoRA: tests/test_lora.py)
     assert L.LSTM(3, implementation=2).units == 3
     assert L.GRUCell(2, implementation=1).units == 2
     assert L.BatchNormalization.from_config({"axis": [1], "momentum": 0.9}).axis == 1
