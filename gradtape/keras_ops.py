@@ -3463,63 +3463,38 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
     """The CTC loss (negative log-likelihood) of each batch entry's label sequence
     ``target`` (``[batch, max_label_length]``, ``target_length`` used) under the logits
     ``output`` (``[batch, time, classes]``, ``output_length`` steps used), the blank
-    class ``mask_index``."""
-    labels = _tensor(target, "int32")
+    class ``mask_index``: Keras' TF backend, ``tf.nn.ctc_loss`` (:func:`gt.nn.ctc_loss`)
+    computed in float32 for float64 logits and cast back."""
+    from . import ctc as _ctc
     logits = _tensor(output)
+    with _near(logits):
+        labels = _tensor(target, "int32")
     rdt = _result_type(_dn(logits), "float32")
     cdt = "float32" if rdt == "float64" else rdt
-    logp = _nn.log_softmax(_cast(logits, cdt), axis=-1)
-    b, t_max, n_cls = logits._value.shape
-    blank = mask_index % n_cls
-    lab_len, out_len = _tensor(target_length, "int32"), _tensor(output_length, "int32")
-    lmax = labels._value.shape[1]
-    s_len = 2 * lmax + 1
-    # the extended labels: blank, l1, blank, l2, ..., blank
-    odd = _const(labels, np.arange(s_len) % 2 == 1, "bool")
-    lab_idx = _const(labels, np.minimum(np.arange(s_len) // 2, _max(lmax - 1, 0)), "int32")
-    s_idx = _const(labels, np.arange(s_len).reshape(1, -1))
-    in_label = _m.logical_and(_core.broadcast_to(odd, (b, s_len)),
-                              _m.less(_m.floordiv(s_idx, 2), _sh.expand_dims(lab_len, 1)))
-    ext = _m.where(in_label,     # (positions past a label's length are blanks)
-                   _sh.gather(labels, _core.broadcast_to(lab_idx, (b, s_len)), axis=1,
-                              batch_dims=1) if lmax else _core.zeros((b, s_len), "int32"),
-                   _const(labels, blank))
-    emit = _sh.gather(logp, _core.broadcast_to(_sh.expand_dims(ext, 1), (b, t_max, s_len)),
-                      axis=2, batch_dims=2)                                  # [b, t, s]
-    prev2 = _sh.concat([_const(ext, np.full((b, 2), -1)), ext[:, :-2]], axis=1)
-    skip = _m.logical_and(_m.not_equal(ext, blank), _m.not_equal(ext, prev2))
-    neg = _const(emit, -1e30)
-    alpha = _m.where(_m.less(s_idx, 2), emit[:, 0], _core.broadcast_to(neg, (b, s_len)))
-    for step in _range(1, t_max):
-        a1 = _sh.concat([_core.broadcast_to(neg, (b, 1)), alpha[:, :-1]], axis=1)
-        a2 = _sh.concat([_core.broadcast_to(neg, (b, 2)), alpha[:, :-2]], axis=1)
-        a2 = _m.where(skip, a2, _core.broadcast_to(neg, (b, s_len)))
-        new = _m.add(_r.reduce_logsumexp(_sh.stack([alpha, a1, a2]), axis=0), emit[:, step])
-        live = _sh.expand_dims(_m.less(_const(out_len, step), out_len), 1)
-        alpha = _m.where(_core.broadcast_to(live, (b, s_len)), new, alpha)
-    last = _m.multiply(lab_len, 2)                                        # blank after the end
-    ends = _sh.stack([last, _m.maximum(_m.subtract(last, 1), 0)], axis=1)
-    fin = _sh.gather(alpha, ends, axis=1, batch_dims=1)
-    fin = _m.where(_sh.stack([_m.greater_equal(last, 0), _m.greater(last, 0)], axis=1), fin,
-                   _core.broadcast_to(neg, (b, 2)))
-    return _cast(_m.negative(_r.reduce_logsumexp(fin, axis=1)), rdt)
+    loss = _ctc.ctc_loss(labels, _cast(logits, cdt), target_length, output_length,
+                         logits_time_major=False, blank_index=mask_index)
+    return _cast(loss, rdt)
 
 
 def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
                merge_repeated=True, mask_index=0):
-    """Greedy CTC decoding of ``inputs`` (``[batch, time, classes]``): the best class per
-    step, repeats merged, blanks (``mask_index``) dropped; ``(decoded [1, batch, time]
-    padded with -1, scores [batch, 1])``. Beam search is not available."""
-    if strategy != "greedy":
-        if strategy == "beam_search":
-            raise ValueError("ctc_decode: strategy='beam_search' is not available in gradtape; "
-                             "use strategy='greedy'")
+    """CTC decoding of ``inputs`` (``[batch, time, classes]``), as Keras' TF backend.
+    ``"greedy"``: the best class per step, repeats merged (``merge_repeated``), blanks
+    (``mask_index``; ``None``: the last class) dropped; ``(decoded [1, batch, time] padded
+    with -1, scores [batch, 1])``, computed on the device. ``"beam_search"``: TF's beam
+    search (:func:`gt.nn.ctc_beam_search_decoder`, the ``mask_index`` column moved last and
+    the labels shifted back; ``merge_repeated`` unused, as in Keras), read on the host;
+    ``(decoded [top_paths, batch, time] padded with -1, log-probabilities [batch,
+    top_paths])``."""
+    if strategy not in ("greedy", "beam_search"):
         raise ValueError(f"Invalid strategy {strategy}. Supported values are 'greedy' and "
                          "'beam_search'.")
+    if strategy == "beam_search":
+        return _ctc_beam_decode(inputs, sequence_lengths, beam_width, top_paths, mask_index)
     x = _tensor(inputs)
     x = _cast(x, _result_type(_dn(x), "float32"))
     b, t_max, n_cls = x._value.shape
-    blank = mask_index % n_cls
+    blank = n_cls - 1 if mask_index is None else mask_index % n_cls
     lens = _tensor(sequence_lengths, "int32")
     t_idx = _const(lens, np.arange(t_max).reshape(1, -1))
     valid = _m.less(t_idx, _sh.expand_dims(lens, 1))
@@ -3540,6 +3515,28 @@ def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_
                                   _core.zeros((b, t_max, t_max), "int32")), axis=1)
     decoded = _m.where(filled, vals, _const(vals, -1))
     return _sh.expand_dims(decoded, 0), score
+
+
+def _ctc_beam_decode(inputs, sequence_lengths, beam_width, top_paths, mask_index):
+    from . import ctc as _ctc
+    from .sparse import SparseTensor, to_dense
+    x = _tensor(inputs)
+    b, t_max, n_cls = x._value.shape
+    x = _cast(_sh.transpose(x, (1, 0, 2)), _result_type(_dn(x), "float32"))
+    if mask_index is not None:    # (Keras' slicing, negative indices included)
+        x = _sh.concat([x[..., :mask_index], x[..., mask_index + 1:],
+                        x[..., mask_index:mask_index + 1]], axis=-1)
+    with _near(x):
+        lens = _tensor(sequence_lengths, "int32")
+    decoded, scores = _ctc.ctc_beam_search_decoder(x, lens, beam_width=beam_width,
+                                                   top_paths=top_paths)
+    dense = _sh.stack([to_dense(SparseTensor._make(st.indices, st.values, (b, t_max)),
+                                default_value=-1) for st in decoded], axis=0)
+    dense = _cast(dense, "int32")
+    if mask_index is not None:
+        m = mask_index + n_cls if mask_index < 0 else mask_index
+        dense = _m.where(_m.greater_equal(dense, m), _m.add(dense, 1), dense)
+    return dense, scores
 
 
 # --- linalg -------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError
            "binary_focal_crossentropy", "categorical_crossentropy",
            "categorical_focal_crossentropy", "sparse_categorical_crossentropy", "mse", "mae",
            "mape", "msle", "MSE", "MAE", "MAPE", "MSLE", "get", "serialize", "deserialize",
-           "Reduction"]
+           "Reduction", "CTC", "ctc"]
 
 #: Keras' fuzz factor: probabilities are clipped to [EPSILON, 1 - EPSILON] before a log.
 EPSILON = 1e-7
@@ -447,6 +447,30 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     return res
 
 
+def ctc(y_true, y_pred) -> Tensor:
+    """CTC loss of integer labels ``y_true`` ``[batch, max_length]`` (0 is the blank and
+    pads; a row's length is its count of non-zero labels) under the logits ``y_pred``
+    ``[batch, frames, classes]`` (every frame used), as Keras 3's ``keras.losses.ctc``
+    (``keras.ops.ctc_loss`` with ``mask_index=0``)."""
+    from . import keras_ops
+    y_pred = _prediction(y_pred, "ctc")
+    y_true = _target_like(y_true, y_pred, "ctc", dtype=_label_dtype(y_true, y_pred))
+    if y_true._value.ndim != 2:
+        raise ValueError("Targets `y_true` are expected to be a tensor of shape "
+                         "`(batch_size, max_length)` in integer format. "
+                         f"Received: y_true.shape={tuple(y_true._value.shape)}")
+    if y_pred._value.ndim != 3:
+        raise ValueError("Logits `y_pred` are expected to be a tensor of shape "
+                         "`(batch_size, max_length, num_classes)`. "
+                         f"Received: y_pred.shape={tuple(y_pred._value.shape)}")
+    n_b, n_t = y_pred._value.shape[0], y_pred._value.shape[1]
+    with device_scope(y_pred._device):
+        input_length = _core.fill((n_b,), np.int32(n_t))
+    label_length = _core.cast(_r.reduce_sum(_core.cast(_m.not_equal(y_true, 0), np.int32),
+                                            axis=-1), np.int32)
+    return keras_ops.ctc_loss(y_true, y_pred, label_length, input_length, mask_index=0)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 mape = MAPE = mean_absolute_percentage_error
@@ -718,6 +742,14 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
                 "ignore_class": self.ignore_class}
 
 
+class CTC(_Plain):
+    """CTC loss (Connectionist Temporal Classification) of integer labels (0 the blank)
+    under logits ``[batch, frames, classes]``, as Keras 3's ``keras.losses.CTC``."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="ctc", dtype=None):
+        super().__init__(ctc, reduction=reduction, name=name, dtype=dtype)
+
+
 def _check_smoothing(value, who):
     if not 0.0 <= float(value) <= 1.0:
         raise ValueError(f"{who}: label_smoothing must be in [0, 1], got {value}")
@@ -738,12 +770,13 @@ _CLASSES = {c.__name__: c for c in (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, CosineSimilarity, Huber, LogCosh, Hinge, SquaredHinge,
     CategoricalHinge, KLDivergence, Poisson, BinaryCrossentropy, BinaryFocalCrossentropy,
-    CategoricalCrossentropy, CategoricalFocalCrossentropy, SparseCategoricalCrossentropy)}
+    CategoricalCrossentropy, CategoricalFocalCrossentropy, SparseCategoricalCrossentropy, CTC)}
 _FUNCTIONS = {f.__name__: f for f in (
     mean_squared_error, mean_absolute_error, mean_absolute_percentage_error,
     mean_squared_logarithmic_error, cosine_similarity, huber, log_cosh, hinge, squared_hinge,
     categorical_hinge, kl_divergence, poisson, binary_crossentropy, binary_focal_crossentropy,
-    categorical_crossentropy, categorical_focal_crossentropy, sparse_categorical_crossentropy)}
+    categorical_crossentropy, categorical_focal_crossentropy, sparse_categorical_crossentropy,
+    ctc)}
 _FUNCTIONS.update({
     "mse": mean_squared_error, "MSE": mean_squared_error, "mae": mean_absolute_error,
     "MAE": mean_absolute_error, "mape": mean_absolute_percentage_error,

@@ -44,3 +44,8 @@ __all__ = [
 
 from .sparse import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: E402
 __all__ += ["embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
+
+from .ctc import (ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder,  # noqa: E402
+                  collapse_repeated, ctc_unique_labels)
+__all__ += ["ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder", "collapse_repeated",
+            "ctc_unique_labels"]

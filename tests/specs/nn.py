@@ -264,3 +264,18 @@ SPECS = [
     Spec("avg_pool3d_valid", _pool(gt.nn.avg_pool3d, [2, 1, 3], 1, "VALID"),
          [((1, 3, 2, 4, 2),)], ops=("avg_pool2d",)),
 ]
+
+
+def _ctc_loss(x):
+    """CTC over logits [T, B, C]: repeats needing a blank, shorter sequences; for B == 3
+    batch-major with the blank at class 1 (TF's label shift)."""
+    t, b, c = x.shape
+    if b == 3:
+        return gt.nn.ctc_loss([[2, 2, 3, 0], [3, 0, 0, 0], [0, 2, 2, 0]],
+                              gt.transpose(x, [1, 0, 2]), [3, 2, 3], [t, t - 1, t - 2],
+                              logits_time_major=False, blank_index=1)
+    return gt.nn.ctc_loss([[1, 1, 3, 2], [2, 3, 0, 0]], x, [4, 2], [t, t - 2])
+
+
+SPECS.append(Spec("ctc_loss", _ctc_loss, [((7, 2, 4),), ((6, 3, 4),)], ops=("ctc_loss",),
+                  order=1))
