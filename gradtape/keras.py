@@ -860,6 +860,9 @@ for _name, _fn in (("is_keras_tensor", _is_keras_tensor),
 from . import keras_backend as _kb  # noqa: E402  (the legacy K.* functions)
 for _name in _kb.__all__:
     setattr(backend, _name, getattr(_kb, _name))
+from . import ctc as _ctc  # noqa: E402
+for _name in ("ctc_batch_cost", "ctc_decode", "ctc_label_dense_to_sparse"):
+    setattr(backend, _name, getattr(_ctc, _name))
 utils.__all__ = sorted(k for k in vars(utils) if not k.startswith("_"))
 backend.__all__ = sorted(k for k in vars(backend) if not k.startswith("_"))
 del _name, _fn
