@@ -21,10 +21,7 @@ and ``ops.image`` (only there: ``resize``, ``affine_transform``, ``map_coordinat
 Called on a symbolic ``keras.Input`` (or a layer's output in a functional model), an op
 records a node of the model, as in Keras.
 
-Not provided, because gradtape has no complex, sparse or FFT support: ``fft``, ``fft2``,
-``ifft2``, ``rfft``, ``irfft``, ``stft``, ``istft``, ``view_as_complex``,
-``view_as_real``, ``polar`` and ``eig``; nor ``lu_factor`` (no LU factorization) and
-``image.elastic_transform``. ``sparse=True`` arguments raise.
+Not provided: ``image.elastic_transform``. ``sparse=True`` arguments raise.
 """
 from __future__ import annotations
 
@@ -2638,12 +2635,8 @@ def _segment(data, segment_ids, num_segments, sorted_, unsorted_fn, by_unique=Fa
 
 
 def _segment_prod(data, ids, n):
-    onehot = _sh.one_hot(ids, n, dtype="bool", on_value=True, off_value=False)   # [N, n]
-    mask = _sh.reshape(_sh.transpose(onehot),
-                       (n, -1) + (1,) * (data._value.ndim - 1))
-    vals = _m.where(_core.broadcast_to(mask, (n,) + tuple(data._value.shape)),
-                    _sh.expand_dims(data, 0), _core.ones_like(_sh.expand_dims(data, 0)))
-    return _r.reduce_prod(vals, axis=1)
+    # tf.math.(unsorted_)segment_prod, as Keras' TensorFlow backend: TF's gradient with zeros
+    return _sc.unsorted_segment_prod(data, ids, n)
 
 
 def _sorted_empty_zero(out, ids, n):
@@ -3572,6 +3565,43 @@ def eigh(x):
     return tuple(_la.eigh(_tensor(x)))
 
 
+def _assert_matrices(x):
+    if x._value.ndim < 2:
+        raise ValueError(f"Expected input to have rank >= 2. Received input with shape "
+                         f"{tuple(x._value.shape)}.")
+
+
+def _assert_square(x):
+    m, n = x._value.shape[-2:]
+    if m != n:
+        raise ValueError(f"Expected a square matrix. Received non-square input with shape "
+                         f"{tuple(x._value.shape)}")
+
+
+def eig(x):
+    """The eigenvalues and eigenvectors (complex) of square matrices, as Keras' TensorFlow
+    backend (``tf.linalg.eig``)."""
+    x = _tensor(x)
+    _assert_matrices(x)
+    _assert_square(x)
+    return tuple(_la.eig(x))
+
+
+def lu_factor(x):
+    """``(lu, pivots)`` of square matrices, as Keras' TensorFlow backend: ``tf.linalg.lu``'s
+    packed factors and the inverse of its row permutation (``tf.math.invert_permutation``,
+    which takes a single matrix's permutation only)."""
+    x = _tensor(x)
+    _assert_matrices(x)
+    try:
+        _assert_square(x)
+    except ValueError as e:
+        raise ValueError(f"LU decomposition failed: {e}. LU decomposition is only supported "
+                         "for square matrices in Tensorflow.") from None
+    lu_, p = _la.lu(x)
+    return lu_, _extra.invert_permutation(p)
+
+
 def inv(x):
     """The inverse of square matrices."""
     return _la.inv(_tensor(x))
@@ -4492,8 +4522,8 @@ moments multi_hot normalize one_hot psnr relu relu6 rms_normalization selu separ
 sigmoid silu soft_shrink softmax softplus softsign space_to_depth
 sparse_categorical_crossentropy sparse_plus sparse_sigmoid sparsemax squareplus swish
 tanh_shrink threshold unfold""".split()
-_LINALG = """cholesky cholesky_inverse det eigh inv jvp lstsq matrix_rank norm pinv qr solve
-solve_triangular svd""".split()
+_LINALG = """cholesky cholesky_inverse det eig eigh inv jvp lstsq lu_factor matrix_rank norm pinv
+qr solve solve_triangular svd""".split()
 _IMAGE = """affine_transform crop_images extract_patches extract_patches_3d gaussian_blur
 hsv_to_rgb map_coordinates pad_images perspective_transform resize rgb_to_grayscale rgb_to_hsv
 scale_and_translate sobel_edges ssim""".split()

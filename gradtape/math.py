@@ -17,7 +17,8 @@ from .ops.core import cast  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
 from .ops.scatter import (unsorted_segment_sum, unsorted_segment_mean,  # noqa: F401
                           unsorted_segment_sqrt_n, unsorted_segment_max, unsorted_segment_min,
-                          segment_sum, segment_mean, segment_max, segment_min)
+                          segment_sum, segment_mean, segment_max, segment_min,
+                          unsorted_segment_prod, segment_prod)
 from .ops.extra import (lgamma, digamma, polygamma, erfinv, erfcinv, ndtri,  # noqa: F401
                         bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, asinh, acosh, atanh, atan2,
                         xdivy, xlog1py, multiply_no_nan, reciprocal_no_nan, rint, nextafter,
@@ -26,3 +27,35 @@ from .ops.extra import (lgamma, digamma, polygamma, erfinv, erfcinv, ndtri,  # n
                         is_non_decreasing, is_strictly_increasing, invert_permutation,
                         zero_fraction)
 from .ops.nn import softmax, log_softmax, softsign, l2_normalize, in_top_k  # noqa: F401
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """The elementwise sum of a list or tuple of tensors of one shape and dtype, as the
+    deprecated ``tf.math.accumulate_n`` (``add_n``; one input is returned as it is).
+    ``shape`` and ``tensor_dtype``, when given, are checked against the inputs."""
+    from .dtypes import as_dtype
+    from .tensor import Tensor, convert_to_tensor
+
+    def _input_error():
+        return ValueError("accumulate_n: inputs must be a list of at least one Tensor with the "
+                          "same dtype and shape")
+    if not inputs or not isinstance(inputs, (list, tuple)):
+        raise _input_error()
+    ts = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
+    if not all(t.dtype == ts[0].dtype for t in ts):
+        raise _input_error()
+    want = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+    for t in ts:
+        got = tuple(t.shape)
+        if want is None:
+            want = got
+        elif len(want) != len(got) or any(w is not None and w != d for w, d in zip(want, got)):
+            raise ValueError(f"accumulate_n: shapes {list(want)} and {list(got)} are not "
+                             "compatible")
+    if tensor_dtype is not None and as_dtype(tensor_dtype) != ts[0].dtype:
+        raise TypeError(f"accumulate_n: the `tensor_dtype` argument is "
+                        f"{as_dtype(tensor_dtype).name}, but the inputs are "
+                        f"{ts[0].dtype.name}. These must be equal.")
+    if len(ts) == 1:
+        return ts[0]
+    return add_n(ts)

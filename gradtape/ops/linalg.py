@@ -14,7 +14,9 @@ from ._util import as_tensor, binary, dtype_name
 __all__ = ["matmul", "tensordot", "einsum", "matvec", "inv", "solve", "det", "slogdet",
            "logdet", "cholesky", "diag_part", "trace", "band_part", "diag", "set_diag",
            "triangular_solve", "cholesky_solve", "eigh", "eigvalsh", "svd", "qr", "lstsq",
-           "pinv", "expm", "cross", "tensor_diag", "tensor_diag_part"]
+           "pinv", "expm", "cross", "tensor_diag", "tensor_diag_part", "lu", "lu_solve",
+           "lu_matrix_inverse", "lu_reconstruct", "matrix_rank", "tridiagonal_solve",
+           "tridiagonal_matmul", "banded_triangular_solve", "sqrtm", "eig", "eigvals"]
 
 
 def _t(xp, a):
@@ -1054,3 +1056,798 @@ def tensor_diag_part(input, name=None) -> Tensor:
                                    f"{shape}")
     size = int(np.prod(shape[:k], dtype=np.int64))
     return reshape(diag_part(reshape(x, (size, size))), shape[:k])
+
+
+# --- LU factorisation and its composites ----------------------------------------------------
+
+def _lu_fwd(xp, a, index_dtype):
+    # Gaussian elimination with partial pivoting (the first largest magnitude in each column,
+    # as Eigen's PartialPivLU), vectorised over the batch: one step per column.
+    shape = tuple(a.shape)
+    n = shape[-1]
+    if a.size == 0:
+        return [a.copy(), xp.zeros(shape[:-1], dtype=index_dtype)]
+    x = a.reshape((-1, n, n)).copy()
+    b = x.shape[0]
+    perm = xp.broadcast_to(xp.arange(n), (b, n)).copy()
+    rows = xp.arange(b)
+    from .math import _quiet
+    with _quiet(xp):
+        for k in range(n):
+            piv = xp.argmax(xp.abs(x[:, k:, k]), axis=1) + k
+            top, other = x[:, k, :].copy(), x[rows, piv, :]
+            x[:, k, :] = other
+            x[rows, piv, :] = top
+            ptop, pother = perm[:, k].copy(), perm[rows, piv]
+            perm[:, k] = pother
+            perm[rows, piv] = ptop
+            if k + 1 < n:
+                x[:, k + 1:, k] /= x[:, k, k:k + 1]
+                x[:, k + 1:, k + 1:] -= x[:, k + 1:, k:k + 1] * x[:, k:k + 1, k + 1:]
+    return [x.reshape(shape), perm.reshape(shape[:-1]).astype(index_dtype)]
+
+
+def _lu_vjp(ops, needs, g, ans, a, index_dtype):
+    # A = P^T L U (L unit lower, U upper, packed in one matrix). The differential is
+    # dL = L tril(M, -1), dU = triu(M) U with M = L^-1 P dA U^-1, so for a cotangent G of the
+    # packed factors: dA = P^T L^-T (tril(L^T G, -1) + triu(G U^T)) U^-T.
+    glu = g[0]
+    lu, perm = ans
+    n = lu.shape[-1]
+    strict = _const(ops, lu, lambda xp, dt: xp.tri(n, k=-1, dtype=dt))
+    upper = _const(ops, lu, lambda xp, dt: 1 - xp.tri(n, k=-1, dtype=dt))
+    eye = _const(ops, lu, lambda xp, dt: xp.eye(n, dtype=dt))
+    lower = lu * strict + eye
+    up = lu * upper
+    mid = ops.matmul(lower, glu, transpose_a=True) * strict \
+        + ops.matmul(glu, up, transpose_b=True) * upper
+    y = ops.matrix_triangular_solve(lower, mid, lower=True, adjoint=True)
+    y = _mT(ops, ops.matrix_triangular_solve(up, _mT(ops, y), lower=False, adjoint=False))
+    pr = _raw(perm)
+    p = _const(ops, lu, lambda xp, dt: (pr[..., :, None] == xp.arange(n)).astype(dt))
+    return (ops.matmul(p, y, transpose_a=True),)
+
+
+def _raw(v):
+    return v._value if isinstance(v, Tensor) else v
+
+
+_lu = defop("lu", _lu_fwd, _lu_vjp, multi=True, save_inputs=False, batch_rule=False)
+
+
+def lu(input, output_idx_type=np.int32, name=None):
+    """``(lu, p)``: the LU factorisation with partial pivoting of each square matrix in the
+    last two axes, as ``tf.linalg.lu``. ``lu`` packs the unit lower triangular ``L`` (below
+    the diagonal) and the upper triangular ``U``; ``p [..., n]`` (``output_idx_type``, int32
+    or int64) lists the rows: ``input[..., p, :] = L @ U``. Pivots are the first entry of
+    largest magnitude in each column, as TensorFlow's CPU kernel. A singular matrix (a zero
+    pivot) raises on the CPU, as there; on a GPU (no host wait) ``U`` keeps the zero pivot
+    and the entries after it may be inf or nan. TensorFlow registers no gradient for ``Lu``;
+    here ``lu`` is differentiable (the permutation is piecewise constant), with the gradient
+    of the factorisation's differential."""
+    from ..dtypes import as_dtype
+    a = _square("linalg.lu", input, complex_ok=True)
+    idx = as_dtype(output_idx_type)
+    if idx.name not in ("int32", "int64"):
+        raise TypeError(f"linalg.lu: output_idx_type must be int32 or int64, got {idx.name}")
+    out, perm = apply1(_lu, a, {"index_dtype": np.dtype(idx.name)})
+    dev = out._device
+    if dev.host_visible and out._value.size:
+        diag = np.diagonal(out._value, axis1=-2, axis2=-1)
+        if not np.all(np.abs(diag) > 0):
+            raise InvalidArgumentError("linalg.lu: the input is not invertible (a zero pivot)")
+    return out, perm
+
+
+def _lu_args(opname, lower_upper, perm):
+    """``lower_upper`` and ``perm`` checked as ``tf.linalg.lu``'s outputs."""
+    from .shape import _index_tensor
+    lu_ = as_tensor(lower_upper, opname)
+    shape = tuple(lu_._value.shape)
+    if len(shape) < 2:
+        raise ValueError(f"{opname}: `lower_upper` must have at least 2 dimensions, got shape "
+                         f"{shape}")
+    p = _index_tensor(perm, lu_._device, opname)
+    if p._value.ndim + 1 != len(shape):
+        raise ValueError(f"{opname}: `rank(lower_upper)` must equal `rank(perm) + 1`, got "
+                         f"shapes {shape} and {tuple(p._value.shape)}")
+    if shape[-2] != shape[-1]:
+        raise ValueError(f"{opname}: `lower_upper` must be square, got shape {shape}")
+    if lu_._value.dtype.char not in "fdFD":
+        raise TypeError(f"{opname}: `lower_upper` must be float32, float64, complex64 or "
+                        f"complex128, got {dtype_name(lu_)}")
+    return lu_, p
+
+
+def _unit_lower(lu_):
+    """``L`` of packed LU factors: the strict lower triangle and ones on the diagonal."""
+    from .core import ones
+    n = lu_._value.shape[-1]
+    lower = band_part(lu_, -1, 0)
+    return set_diag(lower, ones(tuple(lu_._value.shape[:-1]), dtype=lu_.dtype)) if n else lower
+
+
+def _gather_rows(x, perm):
+    """``x[..., perm, :]`` for ``perm`` of ``x``'s batch shape (complex values: their parts,
+    whose gradient scatters are real on every device)."""
+    from .math import complex as _complex, imag, real
+    from .shape import gather
+    nb = perm._value.ndim - 1
+    if x._value.dtype.kind == "c":
+        return _complex(_gather_rows(real(x), perm), _gather_rows(imag(x), perm))
+    return gather(x, perm, axis=nb, batch_dims=nb)
+
+
+def _permute_rows(x, perm):
+    """``x[..., perm, :]`` for ``perm [..., n]``, the batch axes broadcast."""
+    from .core import broadcast_to
+    sx, sp = tuple(x._value.shape), tuple(perm._value.shape)
+    batch = tuple(np.broadcast_shapes(sx[:-2], sp[:-1]))
+    if sx[:-2] != batch:
+        x = broadcast_to(x, batch + sx[-2:])
+    if sp[:-1] != batch:
+        perm = broadcast_to(perm, batch + sp[-1:])
+    return _gather_rows(x, perm)
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None) -> Tensor:
+    """``X`` with ``A @ X = rhs`` from ``A``'s LU factors (``tf.linalg.lu(A)``), as
+    ``tf.linalg.lu_solve``: the rows of ``rhs [..., n, k]`` permuted, then two triangular
+    solves; the batch axes broadcast. Differentiable in ``lower_upper`` and ``rhs``."""
+    lu_, p = _lu_args("linalg.lu_solve", lower_upper, perm)
+    b = as_tensor(rhs, "linalg.lu_solve")
+    sb = tuple(b._value.shape)
+    if len(sb) < 2:
+        raise ValueError(f"linalg.lu_solve: `rhs` must have at least 2 dimensions, got shape "
+                         f"{sb}")
+    if sb[-2] != lu_._value.shape[-1]:
+        raise ValueError(f"linalg.lu_solve: `lower_upper.shape[-1]` must equal "
+                         f"`rhs.shape[-2]`, got shapes {tuple(lu_._value.shape)} and {sb}")
+    if b._value.dtype != lu_._value.dtype:
+        raise TypeError(f"linalg.lu_solve: `rhs` is {dtype_name(b)}, `lower_upper` "
+                        f"{dtype_name(lu_)}")
+    try:
+        np.broadcast_shapes(sb[:-2], tuple(p._value.shape[:-1]),
+                            tuple(lu_._value.shape[:-2]))
+    except ValueError:
+        raise ValueError(f"linalg.lu_solve: batch shapes {tuple(lu_._value.shape[:-2])}, "
+                         f"{tuple(p._value.shape[:-1])} and {sb[:-2]} are not "
+                         "broadcast-compatible") from None
+    permuted = _permute_rows(b, p)
+    y = apply(_trisolve, (_unit_lower(lu_), permuted), {"lower": True, "adjoint": False})
+    return apply(_trisolve, (lu_, y), {"lower": False, "adjoint": False})
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None) -> Tensor:
+    """The inverse of each matrix from its LU factors, as ``tf.linalg.lu_matrix_inverse``:
+    :func:`lu_solve` of identity matrices."""
+    from .core import broadcast_to
+    lu_, p = _lu_args("linalg.lu_matrix_inverse", lower_upper, perm)
+    shape = tuple(lu_._value.shape)
+    eye = broadcast_to(_eye_on(lu_, shape[-1]), shape)
+    return lu_solve(lu_, p, eye)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None) -> Tensor:
+    """The matrices whose LU factors are given, as ``tf.linalg.lu_reconstruct``:
+    ``(L @ U)`` with its rows put back by the inverse permutation. Each ``perm`` row must be
+    a permutation (checked on the CPU, as TensorFlow's ``invert_permutation``)."""
+    from .sorting import argsort
+    lu_, p = _lu_args("linalg.lu_reconstruct", lower_upper, perm)
+    x = matmul(_unit_lower(lu_), band_part(lu_, 0, -1))
+    n = lu_._value.shape[-1]
+    if p._device.host_visible and p._value.size:
+        rows = p._value.reshape(-1, n)
+        if not (np.sort(rows, axis=-1) == np.arange(n)).all():
+            bad = rows[np.argmax(~(np.sort(rows, axis=-1) == np.arange(n)).all(axis=-1))]
+            raise InvalidArgumentError(f"linalg.lu_reconstruct: perm must hold permutations "
+                                       f"of 0..{n - 1}, got {bad.tolist()}")
+    return _gather_rows(x, argsort(p, axis=-1) if n else p)
+
+
+def matrix_rank(a, tol=None, validate_args=False, name=None) -> Tensor:
+    """The number of singular values above ``tol`` (int32) of each matrix, as
+    ``tf.linalg.matrix_rank``; ``tol`` defaults to ``eps * max(rows, cols)`` times the
+    largest singular value."""
+    from .core import cast
+    from .reduce import reduce_max, reduce_sum
+    x = as_tensor(a, "linalg.matrix_rank")
+    if x._value.dtype.char not in "fd":
+        raise TypeError(f"linalg.matrix_rank: input `a` must have a float dtype, got "
+                        f"{dtype_name(x)}")
+    if x._value.ndim < 2:
+        raise ValueError(f"linalg.matrix_rank: input `a` must have at least 2 dimensions, got "
+                         f"shape {tuple(x._value.shape)}")
+    s = svd(x, compute_uv=False)
+    if tol is None:
+        m = max(x._value.shape[-2:])
+        tol = float(np.finfo(x._value.dtype).eps) * float(m) \
+            * reduce_max(s, axis=-1, keepdims=True)
+    elif isinstance(tol, Tensor):
+        tol = cast(tol, x.dtype)
+    else:
+        tol = float(tol)
+    return reduce_sum(cast(s > tol, np.int32), axis=-1)
+
+
+# --- tridiagonal systems ----------------------------------------------------------------------
+
+def _shift_rows(ops, y, up, by=1):
+    """``y [..., M, K]`` moved ``by`` rows up (row i holds row i + by; the last rows zero) or
+    down (row i holds row i - by; the first rows zero), written with differentiable
+    primitives."""
+    nd = y.ndim
+    shape = tuple(y.shape)
+    m = shape[-2]
+    by = min(by, m)
+    lead = (slice(None),) * (nd - 2)
+    part = ops.getitem(y, key=lead + ((slice(by, None) if up else slice(None, m - by)),
+                                      slice(None)), in_shape=shape, advanced=False)
+    pads = ((0, 0),) * (nd - 2) + (((0, by) if up else (by, 0)), (0, 0))
+    return ops.pad(part, paddings=pads, value=0, in_shape=tuple(part.shape))
+
+
+def _tds_rows(xp, diags, rhs, transpose):
+    """The three diagonals as ``[B, M, 1]`` arrays and the right-hand sides as ``[B, M, K]``
+    (``transpose``: the diagonals of the transposed matrix)."""
+    m, k = rhs.shape[-2:]
+    d3 = diags.reshape((-1, 3, m))
+    sup, dia, sub = d3[:, 0, :, None], d3[:, 1, :, None], d3[:, 2, :, None]
+    if transpose:
+        zero = xp.zeros_like(dia[:, :1])
+        sup, sub = (xp.concatenate([sub[:, 1:], zero], axis=1),
+                    xp.concatenate([zero, sup[:, :-1]], axis=1))
+    return sup, dia, sub, rhs.reshape((-1, m, k))
+
+
+def _tds_thomas(xp, sup, dia, sub, b):
+    # Gaussian elimination without pivoting (the Thomas algorithm), as TF's CPU kernel
+    m = b.shape[1]
+    bad = dia[:, 0] == 0
+    u = [sup[:, 0] / dia[:, 0]]
+    x = [b[:, 0] / dia[:, 0]]
+    for i in range(1, m):
+        denom = dia[:, i] - sub[:, i] * u[i - 1]
+        bad = bad | (denom == 0)
+        u.append(sup[:, i] / denom)
+        x.append((b[:, i] - sub[:, i] * x[i - 1]) / denom)
+    for i in range(m - 2, -1, -1):
+        x[i] = x[i] - u[i] * x[i + 1]
+    return x, bad
+
+
+def _tds_pivoting(xp, sup, dia, sub, b):
+    # Gaussian elimination with partial pivoting between neighbouring rows (LAPACK's gtsv),
+    # as TF's CPU kernel: U has the diagonal u0 and two superdiagonals u1, u2
+    m = b.shape[1]
+    zero = xp.zeros_like(dia[:, 0])
+    u0, u1, u2 = [dia[:, 0]] + [None] * (m - 1), [sup[:, 0]] + [zero] * (m - 1), [zero] * m
+    x = [b[:, 0]] + [None] * (m - 1)
+    bad = xp.zeros(dia[:, 0].shape, dtype=bool)
+    for i in range(m - 1):
+        s, dn, sp = sub[:, i + 1], dia[:, i + 1], sup[:, i + 1]
+        keep = xp.abs(u0[i]) >= xp.abs(s)
+        bad = bad | (keep & (u0[i] == 0))
+        fk, fs = s / u0[i], u0[i] / s
+        u0[i + 1] = xp.where(keep, dn - fk * u1[i], u1[i] - fs * dn)
+        x[i + 1] = xp.where(keep, b[:, i + 1] - fk * x[i], x[i] - fs * b[:, i + 1])
+        x[i] = xp.where(keep, x[i], b[:, i + 1])
+        u0[i] = xp.where(keep, u0[i], s)
+        u1[i] = xp.where(keep, u1[i], dn)
+        if i != m - 2:
+            u2[i] = xp.where(keep, zero, sp)
+            u1[i + 1] = xp.where(keep, sp, -fs * sp)
+    bad = bad | (u0[m - 1] == 0)
+    x[m - 1] = x[m - 1] / u0[m - 1]
+    if m > 1:
+        x[m - 2] = (x[m - 2] - u1[m - 2] * x[m - 1]) / u0[m - 2]
+    for i in range(m - 3, -1, -1):
+        x[i] = (x[i] - u1[i] * x[i + 1] - u2[i] * x[i + 2]) / u0[i]
+    return x, bad
+
+
+def _perturb_pivot(xp, perturb, pivot, row):
+    """TF's (LAPACK xLAGTS's) adjustment of a tiny pivot so that ``row / pivot`` does not
+    overflow, per system of the batch (host-visible arrays: the loop reads its flag)."""
+    real = np.finfo(pivot.dtype).dtype
+    tiny = float(np.finfo(real).tiny)
+    small = 1.0 / float(np.finfo(real).max)
+    safemin = tiny if small < tiny else (1.0 + float(np.finfo(real).eps)) * small
+    bignum = 1.0 / safemin
+    absp = xp.abs(pivot)
+    perturb = xp.maximum(xp.abs(perturb), safemin).astype(real)
+    perturb = xp.copysign(perturb, xp.real(pivot))
+    factor = xp.abs(row).max(axis=-1, keepdims=True) if row.shape[-1] else xp.zeros_like(absp)
+    active = absp < 1
+    while bool(active.any()):
+        small_p = absp < safemin
+        add_small = small_p & ((absp == 0) | (factor * safemin > absp))
+        add_big = ~small_p & (factor > absp * bignum)
+        scale = active & small_p & ~add_small
+        add = active & (add_small | add_big)
+        pivot = xp.where(add, pivot + perturb, pivot)
+        perturb = xp.where(add, perturb * 2, perturb)
+        pivot = xp.where(scale, pivot * bignum, pivot)
+        row = xp.where(scale, row * bignum, row)
+        absp = xp.abs(pivot)
+        active = add & (absp < 1)
+    return pivot, row
+
+
+def _tds_perturbed(xp, sup, dia, sub, b):
+    # LAPACK's xLAGTF + xLAGTS as TF's CPU kernel with perturb_singular: row pivoting scaled
+    # by the rows' sizes, and tiny pivots of U perturbed by about eps * max|U|
+    m = b.shape[1]
+    one = dia.dtype.type(1)
+    eps = float(np.finfo(np.finfo(dia.dtype).dtype).eps)
+    if m == 1:
+        denom, row = _perturb_pivot(xp, eps * xp.abs(dia[:, 0]), dia[:, 0], b[:, 0])
+        return [row * (one / denom)], None
+    zero = xp.zeros_like(dia[:, 0])
+    u0, u1, u2 = [dia[:, 0]] + [None] * (m - 1), [sup[:, 0]] + [zero] * (m - 1), [zero] * m
+    x = [b[:, 0]] + [None] * (m - 1)
+    max_u = xp.maximum(xp.abs(u0[0]), xp.abs(u1[0]))
+    scale1 = xp.abs(u0[0]) + xp.abs(u1[0])
+    for k in range(m - 1):
+        s, dn, sp = sub[:, k + 1], dia[:, k + 1], sup[:, k + 1]
+        scale2 = xp.abs(s) + xp.abs(dn)
+        if k < m - 2:
+            scale2 = scale2 + xp.abs(sp)
+        zsub = s == 0
+        piv1 = xp.where(u0[k] == 0, 0, xp.abs(u0[k]) / scale1)
+        keep = zsub | (xp.abs(s) / scale2 <= piv1)
+        fk, fs = s / u0[k], u0[k] / s
+        scale1 = xp.where(keep, scale2, scale1)
+        u0[k + 1] = xp.where(zsub, dn, xp.where(keep, dn - fk * u1[k], u1[k] - fs * dn))
+        x[k + 1] = xp.where(zsub, b[:, k + 1], xp.where(keep, b[:, k + 1] - fk * x[k],
+                                                         x[k] - fs * b[:, k + 1]))
+        x[k] = xp.where(keep, x[k], b[:, k + 1])
+        u0[k] = xp.where(keep, u0[k], s)
+        u1[k] = xp.where(keep, u1[k], dn)
+        if k < m - 2:
+            u2[k] = xp.where(keep, zero, sp)
+            u1[k + 1] = xp.where(keep, sp, -fs * sp)
+            max_u = xp.maximum(max_u, xp.maximum(xp.abs(u0[k]),
+                                                 xp.maximum(xp.abs(u1[k]), xp.abs(u2[k]))))
+        else:
+            u1[k + 1] = sp
+    max_u = xp.maximum(max_u, xp.abs(u0[m - 1]))
+    tol = eps * max_u
+    for i in range(m - 1, -1, -1):
+        row = x[i]
+        if i <= m - 2:
+            row = row - u1[i] * x[i + 1]
+        if i <= m - 3:
+            row = row - u2[i] * x[i + 2]
+        denom, row = _perturb_pivot(xp, tol, u0[i], row)
+        x[i] = row * (one / denom)
+    return x, None
+
+
+def _tds_fwd(xp, diags, rhs, partial_pivoting, perturb_singular, transpose):
+    from .math import _quiet
+    m, k = rhs.shape[-2:]
+    if m == 0 or k == 0 or rhs.size == 0:
+        return xp.zeros(rhs.shape, dtype=rhs.dtype)
+    sup, dia, sub, b = _tds_rows(xp, diags, rhs, transpose)
+    with _quiet(xp):
+        if perturb_singular:
+            x, bad = _tds_perturbed(xp, sup, dia, sub, b)
+        elif partial_pivoting:
+            x, bad = _tds_pivoting(xp, sup, dia, sub, b)
+        else:
+            x, bad = _tds_thomas(xp, sup, dia, sub, b)
+        out = xp.stack(x, axis=1)
+        if bad is not None:        # a singular system: all nan, as TF's kernel
+            out = xp.where(bad[:, None], out.dtype.type(np.nan), out)
+    return out.reshape(rhs.shape)
+
+
+def _tds_vjp(ops, needs, g, ans, diags, rhs, partial_pivoting, perturb_singular, transpose):
+    # TF's rule: gB = T^-T g; the cotangents of the three diagonals are those of
+    # -gB X^T (of -X gB^T for the transposed solve) on them
+    gb = ops.tridiagonal_solve(diags, g, partial_pivoting=partial_pivoting,
+                               perturb_singular=perturb_singular, transpose=not transpose)
+    gd = None
+    if needs[0]:
+        left, right = (ans, gb) if transpose else (gb, ans)
+        sup = ops.reduce_sum(left * _shift_rows(ops, right, True), axis=(right.ndim - 1,),
+                             keepdims=False, in_shape=tuple(right.shape))
+        mid = ops.reduce_sum(left * right, axis=(right.ndim - 1,), keepdims=False,
+                             in_shape=tuple(right.shape))
+        sub = ops.reduce_sum(left * _shift_rows(ops, right, False), axis=(right.ndim - 1,),
+                             keepdims=False, in_shape=tuple(right.shape))
+        gd = -ops.stack(sup, mid, sub, axis=right.ndim - 2)
+    return gd, (gb if needs[1] else None)
+
+
+_tds = defop("tridiagonal_solve", _tds_fwd, _tds_vjp, batch_rule=False)
+
+
+def _three_diagonals(opname, diagonals, diagonals_format):
+    """``diagonals`` in any of TF's formats as the compact ``[..., 3, M]`` tensor."""
+    from .shape import pad, stack
+    if diagonals_format == "compact":
+        return as_tensor(diagonals, opname)
+    if diagonals_format == "sequence":
+        if not isinstance(diagonals, (tuple, list)) or len(diagonals) != 3:
+            raise ValueError(f"{opname}: expected diagonals to be a sequence of length 3.")
+        sup, main, sub = (as_tensor(d, opname) for d in diagonals)
+        shapes = [tuple(t._value.shape) for t in (sup, main, sub)]
+        if not all(len(s) >= 1 for s in shapes) or shapes[0][:-1] != shapes[1][:-1] \
+                or shapes[2][:-1] != shapes[1][:-1]:
+            raise ValueError(f"{opname}: tensors representing the three diagonals must have "
+                             f"the same shape, except for the last dimension, got "
+                             f"{shapes[2]}, {shapes[1]}, {shapes[0]}")
+        m = shapes[1][-1]
+
+        def padded(t, what, where):
+            n = t._value.shape[-1]
+            if n == m:
+                return t
+            if n == m - 1:
+                return pad(t, [[0, 0]] * (t._value.ndim - 1) + [where])
+            raise ValueError(f"{opname}: expected {what} to have length {m} or {m - 1}, got "
+                             f"{n}.")
+        return stack([padded(sup, "superdiagonal", [0, 1]), main,
+                      padded(sub, "subdiagonal", [1, 0])], axis=-2)
+    if diagonals_format == "matrix":
+        a = as_tensor(diagonals, opname)
+        shape = tuple(a._value.shape)
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"{opname}: expected last two dimensions of diagonals to be "
+                             f"same, got shape {shape}")
+        m = shape[-1]
+        if m == 0:
+            return stack([diag_part(a)] * 3, axis=-2)
+        if m == 1:
+            main = diag_part(a)
+            return stack([main * 0, main, main * 0], axis=-2)
+        lead = [[0, 0]] * (len(shape) - 2)
+        sup = pad(diag_part(a, k=1), lead + [[0, 1]])
+        sub = pad(diag_part(a, k=-1), lead + [[1, 0]])
+        return stack([sup, diag_part(a), sub], axis=-2)
+    raise ValueError(f"{opname}: unrecognized diagonals_format: {diagonals_format}")
+
+
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False,
+                      conjugate_rhs=False, name=None, partial_pivoting=True,
+                      perturb_singular=False) -> Tensor:
+    """``X`` with ``T @ X = rhs`` for tridiagonal matrices ``T``, as
+    ``tf.linalg.tridiagonal_solve``. ``diagonals``: ``[..., 3, M]`` (``'compact'``: the
+    superdiagonal, the diagonal and the subdiagonal; ``[..., 0, M-1]`` and ``[..., 2, 0]``
+    are ignored), three tensors (``'sequence'``: the off-diagonals of length M or M - 1) or
+    ``[..., M, M]`` matrices (``'matrix'``: only the three diagonals are read). ``rhs``:
+    ``[..., M, K]`` (``[..., K, M]`` with ``transpose_rhs``) or ``[..., M]``; the batch
+    shapes must be equal. Solved by Gaussian elimination with partial pivoting between
+    neighbouring rows (``partial_pivoting=False``: the Thomas algorithm), as TF's CPU kernel,
+    one step per row; a singular system gives nan, as there. ``perturb_singular`` perturbs
+    tiny pivots to give a finite result (as TF, only where the host reads the arrays: TF's
+    GPU kernel raises there too). The gradient is TensorFlow's."""
+    from .math import conj
+    from .shape import expand_dims, squeeze, transpose as _transpose
+    opname = "linalg.tridiagonal_solve"
+    if perturb_singular and not partial_pivoting:
+        raise ValueError(f"{opname}: partial_pivoting must be True if perturb_singular is.")
+    d = _three_diagonals(opname, diagonals, diagonals_format)
+    b = as_tensor(rhs, opname)
+    sd, sb = tuple(d._value.shape), tuple(b._value.shape)
+    if len(sd) < 2:
+        raise ValueError(f"{opname}: expected diagonals to have rank at least 2, got "
+                         f"{len(sd)}")
+    if len(sb) not in (len(sd), len(sd) - 1):
+        raise ValueError(f"{opname}: expected the rank of rhs to be {len(sd) - 1} or "
+                         f"{len(sd)}, got {len(sb)}")
+    if sb[:len(sd) - 2] != sd[:-2]:
+        raise ValueError(f"{opname}: batch shapes {sd[:-2]} and {sb[:len(sd) - 2]} are "
+                         "incompatible")
+    if sd[-2] != 3:
+        raise ValueError(f"{opname}: expected 3 diagonals got {sd[-2]}")
+    if d._value.dtype.char not in "fdFD":
+        raise TypeError(f"{opname}: diagonals must be float32, float64, complex64 or "
+                        f"complex128, got {dtype_name(d)}")
+    if b._value.dtype != d._value.dtype:
+        raise TypeError(f"{opname}: rhs is {dtype_name(b)}, the diagonals {dtype_name(d)}")
+    if perturb_singular and not d._device.host_visible:
+        from ..errors import UnimplementedError
+        raise UnimplementedError(f"{opname}: perturb_singular=True is implemented only where "
+                                 f"the host reads the arrays (as TF's CPU kernel), not on "
+                                 f"{d._device}")
+    vector = len(sb) == len(sd) - 1
+    if vector:
+        b = expand_dims(conj(b) if conjugate_rhs else b, -1)
+    elif transpose_rhs:
+        n = len(sb)
+        b = _transpose(b, list(range(n - 2)) + [n - 1, n - 2], conjugate=conjugate_rhs)
+    elif conjugate_rhs:
+        b = conj(b)
+    if b._value.shape[-2] != sd[-1]:
+        raise ValueError(f"{opname}: expected number of left-hand sided and right-hand sides "
+                         f"to be equal, got {sd[-1]} and {b._value.shape[-2]}")
+    out = apply(_tds, (d, b), {"partial_pivoting": bool(partial_pivoting),
+                               "perturb_singular": bool(perturb_singular), "transpose": False})
+    return squeeze(out, -1) if vector else out
+
+
+def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None) -> Tensor:
+    """``T @ rhs`` for tridiagonal matrices ``T`` given by their diagonals (the formats of
+    :func:`tridiagonal_solve`; ``'sequence'`` diagonals all of length M) and ``rhs
+    [..., M, N]`` of the same batch shape, as ``tf.linalg.tridiagonal_matmul``: three
+    broadcast products of shifted rows, whose gradient is TensorFlow's (zero for the ignored
+    ``superdiag[..., M-1]`` and ``subdiag[..., 0]``)."""
+    from .shape import expand_dims, pad
+    opname = "linalg.tridiagonal_matmul"
+    if diagonals_format == "sequence":
+        if not isinstance(diagonals, (tuple, list)) or len(diagonals) != 3:
+            raise ValueError(f"{opname}: expected diagonals to be a sequence of length 3.")
+        sup, main, sub = (as_tensor(t, opname) for t in diagonals)
+    elif diagonals_format in ("compact", "matrix"):
+        d = _three_diagonals(opname, diagonals, diagonals_format)
+        if d._value.ndim < 2:
+            raise InvalidArgumentError(f"{opname}: diagonals must have rank at least 2, got "
+                                       f"shape {tuple(d._value.shape)}")
+        sup, main, sub = d[..., 0, :], d[..., 1, :], d[..., 2, :]
+    else:
+        raise ValueError(f"{opname}: unrecognized diagonals_format: {diagonals_format}")
+    b = as_tensor(rhs, opname)
+    sb = tuple(b._value.shape)
+    for t in (sup, main, sub):
+        if t._value.ndim + 1 != len(sb):
+            raise InvalidArgumentError(f"{opname}: all input tensors must have the same rank "
+                                       f"(diagonals {tuple(t._value.shape)} and rhs {sb})")
+        if tuple(t._value.shape[:-1]) != sb[:-2]:
+            raise InvalidArgumentError(f"{opname}: all input tensors must have the same outer "
+                                       f"dimensions, got {tuple(t._value.shape)} and rhs {sb}")
+        if t._value.shape[-1] != sb[-2]:
+            raise InvalidArgumentError(f"{opname}: diagonals of length {t._value.shape[-1]} "
+                                       f"do not fit rhs of shape {sb}")
+        if t._value.dtype != b._value.dtype:
+            raise TypeError(f"{opname}: the diagonals are {dtype_name(t)}, rhs "
+                            f"{dtype_name(b)}")
+    if b._value.dtype.char not in "fdFD":
+        raise TypeError(f"{opname}: expected float32, float64, complex64 or complex128, got "
+                        f"{dtype_name(b)}")
+    if sb[-2] == 0:
+        return b
+    lead = [[0, 0]] * (len(sb) - 2)
+    up = pad(b[..., 1:, :], lead + [[0, 1], [0, 0]])
+    down = pad(b[..., :-1, :], lead + [[1, 0], [0, 0]])
+    return expand_dims(sup, -1) * up + expand_dims(main, -1) * b + expand_dims(sub, -1) * down
+
+
+# --- banded triangular systems ----------------------------------------------------------------
+
+def _banded_rows(xp, bands, lower, adjoint):
+    """``C [B, M, K]``: ``C[:, i, j]`` multiplies ``x[i - j]`` (a forward sweep) or
+    ``x[i + j]`` (a backward one) in row ``i`` of the system; ``C[:, i, 0]`` is the
+    diagonal. Returns ``(C, forward)``."""
+    k, m = bands.shape[-2:]
+    if lower and not adjoint:            # A[i, i-j] = bands[j, i]
+        return bands.swapaxes(-1, -2), True
+    if not lower and not adjoint:        # A[i, i+j] = bands[K-1-j, i]
+        return bands[:, ::-1].swapaxes(-1, -2), False
+    cols = []
+    for j in range(k):
+        band = bands[:, j] if lower else bands[:, k - 1 - j]
+        zero = xp.zeros_like(band[:, :min(j, m)])
+        if lower:                        # A^T[i, i+j] = A[i+j, i] = bands[j, i+j]
+            cols.append(xp.concatenate([band[:, j:], zero], axis=1))
+        else:                            # A^T[i, i-j] = A[i-j, i] = bands[K-1-j, i-j]
+            cols.append(xp.concatenate([zero, band[:, :m - min(j, m)]], axis=1))
+    return xp.stack(cols, axis=-1), not lower
+
+
+def _banded_fwd(xp, bands, rhs, lower, adjoint):
+    from .math import _quiet
+    batch = _batch_shape(bands.shape, rhs.shape)
+    k, m = bands.shape[-2:]
+    n = rhs.shape[-1]
+    bands = xp.broadcast_to(bands, batch + (k, m)).reshape((-1, k, m))
+    b = xp.broadcast_to(rhs, batch + (m, n)).reshape((-1, m, n))
+    c, forward = _banded_rows(xp, bands, lower, adjoint)
+    x = xp.zeros(b.shape, dtype=b.dtype)
+    with _quiet(xp):
+        for i in (range(m) if forward else range(m - 1, -1, -1)):
+            if forward:
+                lo = max(0, i - k + 1)
+                coef, window = c[:, i, i - lo:0:-1] if i > lo else None, x[:, lo:i]
+            else:
+                hi = min(m, i + k)
+                coef, window = c[:, i, 1:hi - i] if hi > i + 1 else None, x[:, i + 1:hi]
+            row = b[:, i]
+            if coef is not None:
+                row = row - xp.matmul(coef[:, None, :], window)[:, 0]
+            x[:, i] = row / c[:, i, 0:1]
+    return x.reshape(batch + (m, n))
+
+
+def _banded_vjp(ops, needs, g, ans, bands, rhs, lower, adjoint):
+    # TF's rule: gB = A^-T g, gA = -gB X^T (-X gB^T for the adjoint solve), read on the bands
+    gb = ops.banded_triangular_solve(bands, g, lower=lower, adjoint=not adjoint)
+    ga = None
+    if needs[0]:
+        left, right = (ans, gb) if adjoint else (gb, ans)
+        k = bands.shape[-2]
+        nd = right.ndim
+        rows = []
+        for r in range(k):
+            shift = r if lower else k - 1 - r      # the band's distance from the diagonal
+            other = right if shift == 0 else _shift_rows(ops, right, not lower, shift)
+            rows.append(ops.reduce_sum(left * other, axis=(nd - 1,), keepdims=False,
+                                       in_shape=tuple(right.shape)))
+        ga = -ops.stack(*rows, axis=nd - 2)
+    return ga, (gb if needs[1] else None)
+
+
+_banded = defop("banded_triangular_solve", _banded_fwd, _banded_vjp, broadcasts=True,
+                batch_rule=False)
+
+
+def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None) -> Tensor:
+    """``X`` with ``A @ X = rhs`` (``adjoint``: ``A^H @ X = rhs``) for banded triangular
+    matrices ``A [..., M, M]`` stored as ``bands [..., K, M]``, as
+    ``tf.linalg.banded_triangular_solve``: with ``lower`` row ``j`` holds diagonal ``-j``
+    (the main diagonal on top), otherwise row ``r`` holds diagonal ``K - 1 - r`` (the main
+    diagonal at the bottom), aligned 'LEFT_RIGHT' (subdiagonals padded on the left,
+    superdiagonals on the right). ``rhs [..., M, N]``; the batch axes broadcast. Solved by
+    substitution, one row at a time. A zero on the diagonal raises on the CPU, as TF's
+    kernel; on a GPU it gives inf or nan. The gradient is TensorFlow's."""
+    opname = "linalg.banded_triangular_solve"
+    a = as_tensor(bands, opname)
+    b = as_tensor(rhs, opname)
+    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
+    if len(sa) < 2 or len(sb) < 2:
+        raise InvalidArgumentError(f"{opname}: bands and rhs need rank >= 2, got shapes {sa} "
+                                   f"and {sb}")
+    if a._value.size == 0:
+        raise InvalidArgumentError(f"{opname}: bands must not be an empty tensor, got shape "
+                                   f"{sa}")
+    if sa[-1] != sb[-2]:
+        raise InvalidArgumentError(f"{opname}: bands of shape {sa} (matrices of size "
+                                   f"{sa[-1]}) do not fit rhs of shape {sb}")
+    try:
+        _batch_shape(sa, sb)
+    except ValueError:
+        raise InvalidArgumentError(f"{opname}: bands and rhs must have compatible batch "
+                                   f"dimensions: {sa} vs. {sb}") from None
+    if a._value.dtype.char not in "fdFD":
+        raise TypeError(f"{opname}: bands must be float32, float64, complex64 or complex128, "
+                        f"got {dtype_name(a)}")
+    if b._value.dtype != a._value.dtype:
+        raise TypeError(f"{opname}: rhs is {dtype_name(b)}, bands {dtype_name(a)}")
+    if a._device.host_visible:
+        main = a._value[..., 0 if lower else sa[-2] - 1, :]
+        if (main == 0).any():
+            raise InvalidArgumentError(f"{opname}: input matrix is not invertible (a zero on "
+                                       "the diagonal)")
+    if adjoint and a._value.dtype.kind == "c":
+        from .math import conj
+        a = conj(a)              # (the primitive's adjoint is the plain transpose)
+    return apply(_banded, (a, b), {"lower": bool(lower), "adjoint": bool(adjoint)})
+
+
+# --- matrix square root -------------------------------------------------------------------------
+
+def _sqrtm_fwd(xp, a):
+    # The scaled Denman-Beavers iteration Y <- (mu Y + (mu Z)^-1) / 2, Z <- (mu Z + (mu Y)^-1)
+    # / 2 from Y = A, Z = I (mu: determinant scaling), which converges quadratically to the
+    # principal square root; a fixed number of steps (no host wait), then matrices whose
+    # square is off by more than sqrt(eps) (no principal real root: a negative eigenvalue, a
+    # singular matrix) become nan, as TF's Schur method gives there.
+    from .math import _quiet
+    n = a.shape[-1]
+    if a.size == 0:
+        return a.copy()
+    real = np.finfo(a.dtype).dtype
+    eps = float(np.finfo(real).eps)
+    steps = 12 if real == np.float32 else 16
+    eye = xp.eye(n, dtype=a.dtype)
+    y = a.copy()
+    z = xp.broadcast_to(eye, a.shape).copy()
+    ok = xp.ones(a.shape[:-2], dtype=bool)
+    with _quiet(xp):
+        for _ in range(steps):
+            ly, lz = xp.linalg.slogdet(y)[1], xp.linalg.slogdet(z)[1]
+            ok = ok & xp.isfinite(ly) & xp.isfinite(lz)
+            keep = ok[..., None, None]
+            y, z = xp.where(keep, y, eye), xp.where(keep, z, eye)  # (a singular one fails)
+            mu = xp.exp(-(ly + lz) / (2 * n)).astype(real)
+            mu = xp.where(ok, mu, real.type(1))[..., None, None]
+            yi, zi = xp.linalg.inv(y), xp.linalg.inv(z)
+            y, z = 0.5 * (mu * y + zi / mu), 0.5 * (mu * z + yi / mu)
+        res = xp.abs(xp.matmul(y, y) - a).sum(axis=(-2, -1))
+        size = (xp.abs(y) ** 2).sum(axis=(-2, -1))
+        ok = ok & (res <= np.sqrt(eps) * n * size)
+        return xp.where(ok[..., None, None], y, a.dtype.type(np.nan))
+
+
+def _kron(ops, b1, b2, n):
+    """The Kronecker products of two batches of ``n x n`` matrices (``[..., n^2, n^2]``)."""
+    lead1, lead2 = tuple(b1.shape[:-2]), tuple(b2.shape[:-2])
+    r1 = ops.reshape(b1, shape=lead1 + (n, 1, n, 1), in_shape=tuple(b1.shape))
+    r2 = ops.reshape(b2, shape=lead2 + (1, n, 1, n), in_shape=tuple(b2.shape))
+    prod = r1 * r2
+    lead = tuple(prod.shape[:-4])
+    return ops.reshape(prod, shape=lead + (n * n, n * n), in_shape=tuple(prod.shape))
+
+
+def _sqrtm_vjp(ops, needs, g, ans, a):
+    # TF's rule: R dR + dR R = dA is solved for dR as one linear system with the Kronecker
+    # sum I (x) R^T + R (x) I (n^2 x n^2), on the transposed, vectorised cotangent
+    r = ans
+    shape = tuple(r.shape)
+    n = shape[-1]
+    eye = _const(ops, r, lambda xp, dt: xp.eye(n, dtype=dt))
+    ksum = _kron(ops, eye, _mT(ops, r), n) + _kron(ops, r, eye, n)
+    vec = ops.reshape(_mT(ops, g), shape=shape[:-2] + (n * n, 1), in_shape=shape)
+    sol = ops.matrix_solve(ksum, vec)
+    return (_mT(ops, ops.reshape(sol, shape=shape, in_shape=tuple(sol.shape))),)
+
+
+_sqrtm = defop("matrix_square_root", _sqrtm_fwd, _sqrtm_vjp, save_inputs=False,
+               batch_rule=False)
+
+
+def sqrtm(input, name=None) -> Tensor:
+    """The principal square root of each square matrix in the last two axes (the root whose
+    eigenvalues have positive real parts), as ``tf.linalg.sqrtm``. TensorFlow computes it
+    from the Schur form on the CPU; here the scaled Denman-Beavers iteration runs on the
+    tensor's device (a fixed number of steps, no host round trip) and agrees to rounding
+    where the root is well defined. Matrices without a principal square root reachable
+    this way (a negative real eigenvalue, as TF: nan; also singular ones, which TF's Schur
+    method may still take) give nan. The gradient is TensorFlow's: a Sylvester equation
+    solved as an ``n^2 x n^2`` linear system."""
+    a = _square("linalg.sqrtm", input, complex_ok=True)
+    return apply1(_sqrtm, a)
+
+
+# --- general eigendecomposition -------------------------------------------------------------------
+
+def _eig_fwd(xp, a):
+    ctype = np.complex64 if a.dtype.char in "fF" else np.complex128
+    solver = getattr(xp.linalg, "eig", None)
+    if solver is None:            # a CuPy without a general eigensolver: on the host, as TF
+        e, v = np.linalg.eig(xp.asnumpy(a))
+        return [xp.asarray(e.astype(ctype)), xp.asarray(v.astype(ctype))]
+    e, v = solver(a)
+    return [e.astype(ctype), v.astype(ctype)]
+
+
+def _eig_vjp(ops, needs, g, ans, a):
+    # TF's rule (Boeddeker et al., eq. 4.77), written for TF's complex convention itself:
+    # with F_ij = conj(1 / (e_j - e_i)) off the diagonal,
+    # gA = V^-H (diag(gE) + F * (V^H gV - V^H V diag(Re diag(V^H gV)))) V^H,
+    # its real part for a real matrix
+    ge, gv = g
+    e, v = ans
+    n = e.shape[-1]
+    eye = _const(ops, e, lambda xp, dt: xp.eye(n, dtype=dt))
+    vt = ops.conj(_mT(ops, v))
+    f = ops.conj(_safe_reciprocal(_row(ops, e) - _col(ops, e)) * _off_diagonal(ops, e, n))
+    vgv = ops.matmul(vt, gv)
+    re_diag = (vgv + ops.conj(vgv)) * 0.5 * eye
+    mid = _row(ops, ge) * eye + f * (vgv - ops.matmul(ops.matmul(vt, v), re_diag))
+    ga = ops.matrix_solve(vt, ops.matmul(mid, vt))
+    return (ops.real(ga) if _raw(a).dtype.kind != "c" else ga,)
+
+
+_eig = defop("eig", _eig_fwd, _eig_vjp, multi=True, complex_rule=True, batch_rule=False)
+
+
+def eig(tensor, name=None):
+    """``(e, v)``: the eigenvalues and right eigenvectors (the columns of ``v``, of unit
+    length) of each square matrix in the last two axes, as ``tf.linalg.eig``: complex64 for
+    float32 and complex64 matrices, complex128 for float64 and complex128 ones. The order of
+    the eigenvalues and each eigenvector's phase are LAPACK's (NumPy's; CuPy's solver on a
+    GPU, or the host's when CuPy has none, as TF computes it on the CPU), not necessarily
+    TF's, which leaves both unspecified. The gradient is TensorFlow's: it needs distinct
+    eigenvalues and is meaningful for losses that do not depend on the eigenvectors'
+    phases."""
+    e, v = apply1(_eig, _square("linalg.eig", tensor, complex_ok=True))
+    return e, v
+
+
+def eigvals(tensor, name=None) -> Tensor:
+    """The eigenvalues of each square matrix (complex), as ``tf.linalg.eigvals``; their
+    gradient is TensorFlow's (through the eigenvectors)."""
+    return eig(tensor)[0]

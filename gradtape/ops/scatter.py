@@ -21,7 +21,8 @@ from .shape import _getitem_grad, _index_tensor
 __all__ = ["scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
            "tensor_scatter_nd_update", "unsorted_segment_sum", "unsorted_segment_mean",
            "unsorted_segment_sqrt_n", "unsorted_segment_max", "unsorted_segment_min",
-           "segment_sum", "segment_mean", "segment_max", "segment_min"]
+           "segment_sum", "segment_mean", "segment_max", "segment_min",
+           "unsorted_segment_prod", "segment_prod"]
 
 
 def _nd_key(opname, idx: Tensor, shape, updates: Tensor):
@@ -325,3 +326,89 @@ def segment_max(data, segment_ids, name=None) -> Tensor:
 def segment_min(data, segment_ids, name=None) -> Tensor:
     """The minimum of each segment of sorted ids (0 for an id that does not occur)."""
     return _sorted_extreme(unsorted_segment_min, "segment_min", data, segment_ids)
+
+
+# --- segment products ---------------------------------------------------------------------
+
+def _segprod_fwd(xp, x, key, valid, shape):
+    ids = key[0]
+    ones = x.dtype.type(1)
+    if valid is not None:
+        x = xp.where(valid, x, ones)          # dropped rows multiply by one
+    if xp is np:                              # the host: in order, as TF's CPU kernel
+        out = np.ones(shape, dtype=x.dtype)
+        np.multiply.at(out, key, x)
+        return out
+    # a device: sort by segment, an inclusive segmented scan of products by doubling
+    # (log2(N) broadcast steps), and each segment's last running product written out
+    n = shape[0]
+    rows = int(np.prod(ids.shape, dtype=np.int64))
+    inner = tuple(shape[1:])
+    if rows == 0:
+        return xp.ones(shape, dtype=x.dtype)
+    flat_ids = ids.reshape((rows,))
+    order = xp.argsort(flat_ids)
+    sid = flat_ids[order]
+    vals = x.reshape((rows,) + inner)[order]
+    step = 1
+    while step < rows:
+        same = sid[step:] == sid[:-step]
+        same = same.reshape(same.shape + (1,) * len(inner))
+        vals = xp.concatenate([vals[:step], xp.where(same, vals[step:] * vals[:-step],
+                                                     vals[step:])])
+        step *= 2
+    last = xp.concatenate([sid[:-1] != sid[1:], xp.ones((1,), dtype=bool)])
+    out = xp.ones((n + 1,) + inner, dtype=x.dtype)
+    out[xp.where(last, sid, n)] = vals          # (the other rows land in the spare row n)
+    return out[:n].copy()
+
+
+def _segprod_vjp(ops, needs, g, ans, x, key, valid, shape):
+    # TF's rule: a segment's product divided by each element, except for zeros: with one
+    # zero in a segment only that element gets a gradient (the product of the others), with
+    # two or more none does. Which elements are zero is a constant of the rule.
+    xr = _raw(x)
+    dev = x._device if isinstance(x, Tensor) else None
+    xp = ops.xp if ops.raw else dev.xp
+    real = np.finfo(xr.dtype).dtype
+    zero = xr == 0
+    count = zero.astype(real)
+    if valid is not None:
+        count = xp.where(valid, count, real.type(0))
+    num = xp.zeros(shape, dtype=real)
+    xp.add.at(num, key, count)
+    many = num > 1
+    zero_t = zero if ops.raw else Tensor(zero, dev)
+    many_t = many if ops.raw else Tensor(many, dev)
+    g = ops.where(many_t, 0, g)
+    safe = ops.where(zero_t, 1, x)
+    nonzero_prod = ops.unsorted_segment_prod(safe, key=key, valid=valid, shape=shape)
+    gathered = ops.getitem(ans, key=key, in_shape=tuple(shape), advanced=True, valid=None)
+    gathered_nz = ops.getitem(nonzero_prod, key=key, in_shape=tuple(shape), advanced=True,
+                              valid=None)
+    partial = ops.where(zero_t, gathered_nz, gathered / safe)
+    return (ops.getitem(g, key=key, in_shape=tuple(shape), advanced=True, valid=valid)
+            * partial,)
+
+
+_segment_prod = defop("unsorted_segment_prod", _segprod_fwd, _segprod_vjp, save_output=True,
+                      batch_rule=False)
+
+
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None) -> Tensor:
+    """``out[s] = product of data[i] over segment_ids[i] == s`` (1 for an empty segment),
+    as ``tf.math.unsorted_segment_prod``; negative ids are dropped. The gradient is TF's,
+    which handles zeros (the product of the others for a segment's only zero, nothing for
+    a segment with two or more)."""
+    x = as_tensor(data, "unsorted_segment_prod")
+    if x._value.dtype.kind not in "iufc":
+        raise TypeError(f"unsorted_segment_prod: data must be numeric, got {dtype_name(x)}")
+    key, valid, shape = _segment_key("unsorted_segment_prod", x, segment_ids, num_segments)
+    return apply1(_segment_prod, x, {"key": key, "valid": valid, "shape": shape})
+
+
+def segment_prod(data, segment_ids, name=None) -> Tensor:
+    """:func:`unsorted_segment_prod` with sorted ids, ``num_segments`` = the last id + 1 (1
+    for an id that does not occur, as ``tf.math.segment_prod``)."""
+    x, ids, n = _sorted_segments("segment_prod", data, segment_ids)
+    return unsorted_segment_prod(x, ids, n)

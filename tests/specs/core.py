@@ -56,6 +56,24 @@ def _svd_out(s, u, v):
     return gt.concat([s, gt.reshape(u * u, lead + [-1]), gt.reshape(v * v, lead + [-1])], -1)
 
 
+def _eig_out(e, v):
+    """Eigenvalues and (phase-free) eigenvector magnitudes, order-free: per eigenvalue,
+    its real part squared plus its imaginary part times a weighted |v|^2."""
+    w = gt.reshape(gt.range(1.0, v.shape[-1] + 1.0, dtype=gt.math.real(e).dtype), (-1, 1))
+    mag = gt.reduce_sum(w * gt.abs(v) ** 2, axis=-2)
+    return gt.reduce_sum(gt.math.real(e) ** 2 + gt.math.imag(e) * mag, axis=-1)
+
+
+def _main3(d):
+    """Compact tridiagonal diagonals [..., 3, M] with 3 added to the main diagonal."""
+    return gt.concat([d[..., :1, :], d[..., 1:2, :] + 3.0, d[..., 2:, :]], -2)
+
+
+def _pivoting3(d):
+    """Compact tridiagonal diagonals with a large subdiagonal (rows swap when pivoting)."""
+    return gt.concat([d[..., :1, :] + 2.0, d[..., 1:2, :], d[..., 2:, :] + 4.0], -2)
+
+
 def _qr_out(q, r):
     lead = list(q.shape[:-2])
     return gt.concat([gt.reshape(q * q, lead + [-1]), gt.reshape(r * r, lead + [-1])], -1)
@@ -199,6 +217,26 @@ SPECS = [
          [((3, 4), (3, 2))]),
     Spec("linalg_pinv", gt.linalg.pinv, [((3, 4),), ((2, 4, 3),)]),
     Spec("linalg_cross", gt.linalg.cross, [((3,), (3,)), ((2, 4, 3), (2, 4, 3))]),
+    # LU (pivots fixed: x + 3 I), tridiagonal and banded solves (diagonals kept from zero),
+    # the matrix square root (x / 2 + 2 I), the general eigendecomposition (order- and
+    # phase-free outputs: the eigenvalues' real parts, imaginary parts times |v|^2)
+    Spec("lu", lambda x, b: gt.linalg.lu(_wc(x))[0] ** 2
+         + gt.linalg.lu_solve(*gt.linalg.lu(_wc(x)), b) * b[..., :1],
+         [((3, 3), (3, 3)), ((2, 4, 4), (2, 4, 4))]),
+    Spec("tridiagonal_solve", lambda d, b: gt.linalg.tridiagonal_solve(_main3(d), b) * b
+         + gt.linalg.tridiagonal_solve(_main3(d), b, partial_pivoting=False)
+         + gt.linalg.tridiagonal_solve(_pivoting3(d), b),
+         [((3, 4), (4, 2)), ((2, 3, 5), (2, 5, 1))]),
+    Spec("tridiagonal_matmul", lambda d, b: gt.linalg.tridiagonal_matmul(d, b) ** 2,
+         [((3, 4), (4, 2)), ((2, 3, 5), (2, 5, 1))], ops=("pad", "getitem")),
+    Spec("banded_triangular_solve", lambda a, b: gt.linalg.banded_triangular_solve(
+        gt.concat([a[..., :1, :] + 3.0, a[..., 1:, :]], -2), b) * b
+         + gt.linalg.banded_triangular_solve(gt.concat([a[..., :-1, :], a[..., -1:, :] + 3.0],
+                                                       -2), b, lower=False, adjoint=True),
+         [((3, 4), (4, 2)), ((2, 2, 4), (3, 1, 4, 1))]),
+    Spec("matrix_square_root", lambda x: gt.linalg.sqrtm(0.5 * x + 2.0 * gt.eye(
+        x.shape[-1], dtype=x.dtype)) ** 2, [((3, 3),), ((2, 3, 3),)]),
+    Spec("eig", lambda x: _eig_out(*gt.linalg.eig(x)), [((3, 3),), ((2, 4, 4),)]),
     # --- shapes ---
     Spec("reshape", lambda x: gt.reshape(x, [-1, 2]) * gt.reshape(x, [-1, 2]), [((3, 4),)]),
     Spec("transpose", lambda x: gt.transpose(x, [1, 2, 0]) ** 2, [((2, 3, 4),)],
@@ -241,6 +279,11 @@ SPECS = [
     Spec("segment_max", lambda x: gt.math.segment_max(x, [0, 0, 2, 3]) ** 2
          + gt.math.segment_sum(x, [0, 1, 1, 3]) * gt.math.segment_min(x, [0, 0, 0, 3]),
          [((4, 3),)], ops=("unsorted_segment_max", "where"), domain=distinct),
+    Spec("unsorted_segment_prod", lambda x: gt.math.unsorted_segment_prod(
+        x, [0, 2, 0, -1, 2], 3) * gt.math.unsorted_segment_prod(x[:3], [1, 1, 0], 3)[1, 0],
+         [((5, 2),)], domain=away_from_zero),
+    Spec("segment_prod", lambda x: gt.math.segment_prod(x, [0, 0, 2, 2, 2]) ** 2,
+         [((5, 3),)], ops=("unsorted_segment_prod",), domain=away_from_zero),
     Spec("getitem_basic", lambda x: x[1:, ::-2, None] * x[0, 0], [((3, 4, 2),)],
          ops=("getitem",)),
     Spec("getitem_mask", lambda x: (x[x > 0.0]) ** 2, [((3, 4),)], ops=("getitem",),
