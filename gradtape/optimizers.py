@@ -22,6 +22,7 @@ Variable, as in Keras 3 (``opt.learning_rate.assign(0.5)`` sets the next steps' 
 """
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import math
 import operator
@@ -41,8 +42,8 @@ from .dtypes import as_dtype
 from .tensor import Tensor, Variable, _speedups, convert_to_tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
-           "Adadelta", "Ftrl", "Lion", "Adafactor", "Lamb", "schedules", "get", "serialize",
-           "deserialize",
+           "Adadelta", "Ftrl", "Lion", "Adafactor", "Lamb", "Muon", "ScheduleFreeAdamW",
+           "schedules", "get", "serialize", "deserialize",
            "LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecayRestarts"]
 
@@ -720,10 +721,23 @@ class Optimizer:
     def _all_slot_groups(self):
         return tuple((n,) for n, _ in self._base_slot_specs()) + tuple(self._slot_groups())
 
+    def _slot_specs_for(self, var):
+        """The ``(slot name, initial fill value)`` pairs ``var`` gets: every slot of the
+        optimizer, unless it keeps some slots only for some variables (Muon's ``velocity``).
+        A fill of ``None`` starts the slot as a copy of the variable's value
+        (ScheduleFreeAdamW's ``momentum``)."""
+        return self._all_slot_specs()
+
     def _slot_layout(self, var, slot_name):
         """``(shape, dtype)`` of the slot ``slot_name`` of ``var``: the variable's own, unless
         the optimizer keeps a slot of another shape (Adafactor's factored moments)."""
         return tuple(var._value.shape), var._value.dtype
+
+    def _weight_decay_for(self, var):
+        """The weight-decay rate of ``var`` (``None`` or 0: no decay), for an optimizer whose
+        rate depends on the variable (Muon); only called when a subclass overrides it, so
+        the others read ``weight_decay`` once per step."""
+        return self.weight_decay
 
     def slot_names(self) -> list:
         return [n for n, _ in self._all_slot_specs()]
@@ -743,14 +757,16 @@ class Optimizer:
     def _slots_for(self, var) -> dict:
         slots = self._slots.get(var._id)
         if slots is None:
-            specs = self._all_slot_specs()
+            specs = self._slot_specs_for(var)
             slots = {}
             dev = var._device
             xp = dev.xp
             with dev.activate():
                 for slot_name, fill in specs:
                     shape, dtype = self._slot_layout(var, slot_name)
-                    arr = xp.full(shape, fill, dtype=dtype)
+                    arr = xp.full(shape, 0 if fill is None else fill, dtype=dtype)
+                    if fill is None:
+                        arr[...] = var._value
                     slots[slot_name] = self._make_slot_variable(var, slot_name, arr)
             if len(self._slot_owners) > 64:
                 self._prune_slots()
@@ -765,7 +781,11 @@ class Optimizer:
         if slot_name not in names:
             raise KeyError(f"{type(self).__name__}: no slot named {slot_name!r}; its slots are "
                            f"{names}")
-        return self._slots_for(var)[slot_name]
+        slots = self._slots_for(var)
+        if slot_name not in slots:
+            raise KeyError(f"{type(self).__name__}: the variable {_var_label(var)} has no slot "
+                           f"{slot_name!r}; its slots are {list(slots)}")
+        return slots[slot_name]
 
     def build(self, var_list):
         """Create the slots of every variable in ``var_list`` now (they are otherwise made on
@@ -810,6 +830,10 @@ class Optimizer:
         if slot_name not in names:
             return (f"slot {slot_name!r} is not a slot of {type(self).__name__} "
                     f"(its slots are {names})")
+        own = [n for n, _ in self._slot_specs_for(var)]
+        if slot_name not in own:
+            return (f"slot {slot_name!r} is not kept for the variable {_var_label(var)} (its "
+                    f"slots are {own})")
         want_shape, want_dtype = self._slot_layout(var, slot_name)
         if tuple(shape) != tuple(want_shape):
             return (f"slot {slot_name!r} has shape {tuple(shape)}, for the variable "
@@ -985,6 +1009,8 @@ class Optimizer:
         schedule = isinstance(self._learning_rate, LearningRateSchedule) and \
             not _own_call(self._learning_rate)
         decay_some = self._wd_exclude_ids is not None or self._wd_exclude_pattern is not None
+        uniform_decay = type(self)._weight_decay_for is Optimizer._weight_decay_for
+        wd = self.weight_decay
         fusable = self._fusable()
         # NumPy variables: one C pass per variable where the optimizer has one
         host_pass = fusable and _speedups is not None and type(lr) is float
@@ -1009,8 +1035,10 @@ class Optimizer:
             slots = self._slots_for(v)
             p = v._value
             # a variable excluded from weight decay takes the plain path, without the decay
-            decays = bool(self.weight_decay) and (not decay_some or self._use_weight_decay(v))
-            plain = bool(self.weight_decay) and not decays
+            if not uniform_decay:
+                wd = self._weight_decay_for(v)
+            decays = bool(wd) and (not decay_some or self._use_weight_decay(v))
+            plain = bool(wd) and not decays
             if host_pass and not plain and dev.xp is np and p.dtype.char in "fd" \
                     and p.flags.c_contiguous and g.flags.c_contiguous:
                 new = self._host_update(p, g, {k: s._value for k, s in slots.items()}, lr,
@@ -1035,7 +1063,7 @@ class Optimizer:
                     p, g = p.reshape(1), g.reshape(1)
                     slot_arrays = {k: a.reshape(1) for k, a in slot_arrays.items()}
                 if decays:
-                    decay = p * self.weight_decay
+                    decay = p * wd
                     decay *= lr_v
                     p = p - decay
                 with dev.errstate():    # (1/0 and 0/0 follow IEEE, as TF's, silently)
@@ -2026,11 +2054,261 @@ class Lamb(Optimizer):
                 "epsilon": self.epsilon}
 
 
+def _as_dtype_float(value, dtype) -> float:
+    """``value`` rounded to ``dtype`` (a float constant as Keras casts it to the variable's
+    dtype), as a Python float."""
+    return float(np.asarray(value, dtype=dtype))
+
+
+class Muon(Optimizer):
+    """Muon (momentum orthogonalized by Newton-Schulz), as ``keras.optimizers.Muon``.
+
+    A 2-D variable gets the Muon step: ``m = momentum m + g``, ``u = g + momentum m``
+    (``nesterov``; else ``u = m``), ``X`` the quintic Newton-Schulz iteration of ``u``
+    (``ns_steps`` times ``X = muon_a X + (muon_b A + muon_c A A) X`` with ``A = X X^T``,
+    from ``u / (||u||_F + 1e-7)``, on the transpose of a tall matrix) and
+    ``p -= lr X sqrt(max(rows, cols)) rms_rate`` (the Moonlight scaling; ``rms_rate=None``
+    drops it). Every other variable gets AdamW with ``adam_beta_1``, ``adam_beta_2``,
+    ``epsilon`` and the rate ``lr * adam_lr_ratio``: those not 2-D, those whose path holds
+    ``"embedding"`` (any case; with ``exclude_embeddings``) and those whose path has a match
+    of one of the regular expressions ``exclude_layers`` (``re.search``). As Keras, only the
+    AdamW variables get a ``velocity`` slot (every variable a ``momentum``), and weight
+    decay (``p -= p * rate * lr`` before the step, ``lr`` the current learning rate) uses
+    ``adam_weight_decay`` for the AdamW variables, ``weight_decay`` for the others.
+    """
+
+    def __init__(self, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
+                 adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, exclude_layers=None,
+                 exclude_embeddings=True, muon_a=3.4445, muon_b=-4.7750, muon_c=2.0315,
+                 adam_lr_ratio=1, momentum=0.95, ns_steps=5, nesterov=True, rms_rate=0.2,
+                 **kwargs):
+        cls = type(self).__name__
+        if isinstance(exclude_layers, str) or not (
+                exclude_layers is None or isinstance(exclude_layers, (list, tuple))) or \
+                not all(isinstance(k, str) for k in exclude_layers or ()):
+            raise TypeError(f"{cls}: exclude_layers must be a list of regular expressions "
+                            f"(strings) or None, got {exclude_layers!r}")
+        try:
+            patterns = [re.compile(k) for k in exclude_layers or ()]
+        except re.error as exc:
+            raise ValueError(f"{cls}: exclude_layers holds an invalid regular expression "
+                             f"({exc}): {exclude_layers!r}") from None
+        if adam_weight_decay is not None and not (
+                isinstance(adam_weight_decay, (int, float)) and adam_weight_decay >= 0):
+            raise ValueError(f"{cls}: adam_weight_decay must be a number >= 0 or None, got "
+                             f"{adam_weight_decay!r}")
+        if isinstance(ns_steps, bool) or not isinstance(ns_steps, (int, np.integer)) or \
+                ns_steps < 0:
+            raise ValueError(f"{cls}: ns_steps must be an integer >= 0, got {ns_steps!r}")
+        for label, value in (("muon_a", muon_a), ("muon_b", muon_b), ("muon_c", muon_c),
+                             ("adam_lr_ratio", adam_lr_ratio), ("momentum", momentum),
+                             ("epsilon", epsilon), ("rms_rate", rms_rate)):
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool)) and \
+                    not (label == "rms_rate" and value is None):
+                raise ValueError(f"{cls}: {label} must be a number, got {value!r}")
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, use_ema=use_ema, ema_momentum=ema_momentum,
+                         ema_overwrite_frequency=ema_overwrite_frequency,
+                         loss_scale_factor=loss_scale_factor,
+                         gradient_accumulation_steps=gradient_accumulation_steps, **kwargs)
+        self.adam_beta_1 = _check_beta(cls, "adam_beta_1", adam_beta_1)
+        self.adam_beta_2 = _check_beta(cls, "adam_beta_2", adam_beta_2)
+        self.epsilon = float(epsilon)
+        self.muon_a = float(muon_a)
+        self.muon_b = float(muon_b)
+        self.muon_c = float(muon_c)
+        self.adam_lr_ratio = adam_lr_ratio
+        self.momentum = float(momentum)
+        self.ns_steps = int(ns_steps)
+        self.nesterov = bool(nesterov)
+        self.exclude_embeddings = bool(exclude_embeddings)
+        self.exclude_layers = list(exclude_layers or ())
+        self.adam_weight_decay = (None if adam_weight_decay is None
+                                  else float(adam_weight_decay))
+        self.rms_rate = None if rms_rate is None else float(rms_rate)
+        self._exclude_patterns = patterns
+        self._adamw_cache = {}      # variable id -> whether it takes the AdamW step
+
+    def _should_use_adamw(self, variable) -> bool:
+        """Whether ``variable`` takes the AdamW step (Keras' rule, see the class)."""
+        found = self._adamw_cache.get(variable._id)
+        if found is None:
+            path = _var_label(variable)
+            found = (variable._value.ndim != 2
+                     or (self.exclude_embeddings and "embedding" in path.lower())
+                     or any(p.search(path) is not None for p in self._exclude_patterns))
+            if len(self._adamw_cache) > 4096:
+                self._adamw_cache.clear()
+            self._adamw_cache[variable._id] = found
+        return found
+
+    def _slot_specs(self):
+        return (("momentum", 0), ("velocity", 0))
+
+    def _slot_specs_for(self, var):
+        specs = self._all_slot_specs()
+        if self._should_use_adamw(var):
+            return specs
+        return tuple(s for s in specs if s[0] != "velocity")
+
+    def _weight_decay_for(self, var):
+        return self.adam_weight_decay if self._should_use_adamw(var) else self.weight_decay
+
+    def _update(self, xp, p, g, slots, lr, step):
+        v = slots.get("velocity")
+        if v is not None:     # (as Keras: the velocity slot marks an AdamW variable)
+            return self._adamw_step(xp, p, g, slots["momentum"], v, lr * self.adam_lr_ratio,
+                                    step)
+        return self._muon_step(xp, p, g, slots["momentum"], lr)
+
+    def _adamw_step(self, xp, p, g, m, v, lr, step):
+        # (as Keras, the bias corrections use the betas cast to the variable's dtype)
+        t = step + 1
+        b1, b2 = self.adam_beta_1, self.adam_beta_2
+        b1_d, b2_d = _as_dtype_float(b1, p.dtype), _as_dtype_float(b2, p.dtype)
+        if isinstance(t, int):
+            alpha = lr * (math.sqrt(1.0 - _as_dtype_float(b2_d ** t, p.dtype))
+                          / (1.0 - _as_dtype_float(b1_d ** t, p.dtype)))
+        else:       # (the count on the device: computed there)
+            tf = t.astype(p.dtype)
+            alpha = xp.sqrt(1.0 - b2_d ** tf) / (1.0 - b1_d ** tf) * lr
+        tmp = xp.subtract(g, m)
+        tmp *= 1.0 - b1
+        m += tmp
+        xp.multiply(g, g, out=tmp)
+        tmp -= v
+        tmp *= 1.0 - b2
+        v += tmp
+        xp.sqrt(v, out=tmp)
+        tmp += self.epsilon
+        step_size = m * alpha
+        xp.divide(step_size, tmp, out=tmp)
+        return xp.subtract(p, tmp, out=tmp)
+
+    def _muon_step(self, xp, p, g, m, lr):
+        m += g + m * (self.momentum - 1.0)
+        u = g + m * self.momentum if self.nesterov else m
+        x = self._newton_schulz(xp, u)
+        x *= lr
+        if self.rms_rate is not None:
+            # (Keras: sqrt of the int max(rows, cols) as a float32, times rms_rate)
+            x *= _as_dtype_float(np.sqrt(np.float32(max(p.shape))), np.float32)
+            x *= self.rms_rate
+        return xp.subtract(p, x, out=x)
+
+    def _newton_schulz(self, xp, x):
+        """The quintic Newton-Schulz iteration of the 2-D ``x`` (a new array)."""
+        a, b, c = self.muon_a, self.muon_b, self.muon_c
+        tall = x.shape[0] > x.shape[1]
+        if tall:
+            x = xp.swapaxes(x, 0, 1)
+        x = x / (xp.sqrt(xp.sum(xp.square(x))) + 1e-7)
+        for _ in range(self.ns_steps):
+            gram = xp.matmul(x, xp.swapaxes(x, 0, 1))
+            poly = xp.matmul(gram * c, gram)
+            poly += gram * b
+            x = xp.matmul(poly, x) + x * a
+        return xp.ascontiguousarray(xp.swapaxes(x, 0, 1)) if tall else x
+
+    def get_config(self):
+        return {**super().get_config(), "adam_beta_1": self.adam_beta_1,
+                "adam_beta_2": self.adam_beta_2, "epsilon": self.epsilon,
+                "exclude_layers": list(self.exclude_layers), "muon_a": self.muon_a,
+                "muon_b": self.muon_b, "muon_c": self.muon_c,
+                "adam_lr_ratio": self.adam_lr_ratio, "momentum": self.momentum,
+                "ns_steps": self.ns_steps, "nesterov": self.nesterov,
+                "exclude_embeddings": self.exclude_embeddings,
+                "adam_weight_decay": self.adam_weight_decay, "rms_rate": self.rms_rate}
+
+
+class ScheduleFreeAdamW(Optimizer):
+    """Schedule-Free AdamW (Defazio et al., 2024), as ``keras.optimizers.ScheduleFreeAdamW``.
+
+    The ``momentum`` slot (``z``) starts as a copy of the variable, ``velocity`` at zero.
+    With ``t`` the update's number from 1 and ``lr`` scaled by ``min(t / warmup_steps, 1)``
+    when ``warmup_steps > 0``: ``v += (g^2 - v)(1 - b2)``,
+    ``z -= lr g / (sqrt(v / (1 - b2^t)) + eps)``, ``x = (y - (1 - b1) z) / b1`` (``y`` the
+    variable), ``x' = (1 - 1/t) x + z / t`` and the variable becomes
+    ``y = (1 - b1) z + b1 x'``. As in Keras 3 on TensorFlow, ``x`` is recovered from the
+    ``z`` just updated, and the variables keep ``y`` for evaluation too (Keras has no
+    train/eval swap); weight decay and ``use_ema`` work as for every optimizer.
+    """
+
+    def __init__(self, learning_rate=0.0025, beta_1=0.9, beta_2=0.999, epsilon=1e-8,
+                 warmup_steps=0, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        cls = type(self).__name__
+        if not (isinstance(beta_1, (int, float)) and 0 < beta_1 <= 1):
+            raise ValueError(f"{cls}: beta_1 must be in (0, 1], got {beta_1!r}")
+        beta_2 = _check_beta(cls, "beta_2", beta_2)
+        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, (int, np.integer)) \
+                or warmup_steps < 0:
+            raise ValueError(f"{cls}: warmup_steps must be an integer >= 0, got "
+                             f"{warmup_steps!r}")
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
+                         name, use_ema=use_ema, ema_momentum=ema_momentum,
+                         ema_overwrite_frequency=ema_overwrite_frequency,
+                         loss_scale_factor=loss_scale_factor,
+                         gradient_accumulation_steps=gradient_accumulation_steps, **kwargs)
+        self.beta_1 = float(beta_1)
+        self.beta_2 = beta_2
+        self.epsilon = float(epsilon)
+        self.warmup_steps = int(warmup_steps)
+
+    def _slot_specs(self):
+        return (("momentum", None), ("velocity", 0))
+
+    def _update(self, xp, p, g, slots, lr, step):
+        dt = p.dtype
+        b1 = _as_dtype_float(self.beta_1, dt)
+        b2 = _as_dtype_float(self.beta_2, dt)
+        one_b1 = _as_dtype_float(1.0 - b1, dt)
+        t = step + 1
+        if isinstance(t, int):
+            t_f = _as_dtype_float(t, dt)
+            bias_2 = _as_dtype_float(1.0 - _as_dtype_float(b2 ** t_f, dt), dt)
+            weight = _as_dtype_float(1.0 / t_f, dt)
+            if self.warmup_steps > 0:
+                lr = lr * min(_as_dtype_float(t_f / self.warmup_steps, dt), 1.0)
+        else:       # (the count on the device: computed there)
+            t_f = t.astype(dt)
+            bias_2 = 1.0 - b2 ** t_f
+            weight = 1.0 / t_f
+            if self.warmup_steps > 0:
+                lr = lr * xp.minimum(t_f / self.warmup_steps, 1.0)
+        z, v = slots["momentum"], slots["velocity"]
+        tmp = xp.multiply(g, g)
+        tmp -= v
+        tmp *= _as_dtype_float(1.0 - b2, dt)
+        v += tmp
+        xp.divide(v, bias_2, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        tmp += _as_dtype_float(self.epsilon, dt)
+        z -= xp.divide(g * lr, tmp, out=tmp)
+        x = p - z * one_b1
+        x /= b1
+        x *= 1.0 - weight
+        x += z * weight
+        x *= b1
+        x += z * one_b1
+        return x
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon, "warmup_steps": self.warmup_steps}
+
+
 # --- by name ----------------------------------------------------------------------------------
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
             "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "ftrl": Ftrl, "lion": Lion,
-            "adafactor": Adafactor, "lamb": Lamb}
+            "adafactor": Adafactor, "lamb": Lamb, "muon": Muon,
+            "schedulefreeadamw": ScheduleFreeAdamW}
 
 
 def get(identifier) -> Optimizer:
@@ -2384,8 +2662,10 @@ class LossScaleOptimizer(Optimizer):
             with dev.activate() if dev.needs_switch else _NO_SWITCH:
                 copies = [(s, dev.xp.copy(s._value)) for s in slots.values()]
             kept.append((v, v._value, copies))
-        it = inner._iterations
-        old_it = it._value
+        # the step counts the step advances: the inner optimizer's and, for a MultiOptimizer,
+        # those of its optimizers
+        counted = [(o, o._iterations._value) for o in
+                   [inner] + list(getattr(inner, "_inner_optimizers", ()))]
         with sdev.errstate():      # (a non-finite step computes NaNs that are then dropped)
             out = inner.apply(grads, variables)
         for v, old, copies in kept:
@@ -2396,16 +2676,19 @@ class LossScaleOptimizer(Optimizer):
                 v._assign_array(xp.where(keep, v._value, old))
                 for slot, before in copies:
                     xp.copyto(slot._value, before, where=xp.logical_not(keep))
-        idev = it._device
-        with idev.activate() if idev.needs_switch else _NO_SWITCH:
-            it._assign_array(idev.xp.where(on(idev), it._value, old_it))
-        lr = inner._learning_rate
-        host_count = (isinstance(lr, LearningRateSchedule) and not _own_call(lr) and
-                      type(lr).value_on is LearningRateSchedule.value_on) or (
-            callable(lr) and not isinstance(lr, (Tensor, LearningRateSchedule)))
-        # (the host mirror of the count: re-read at the next step where a schedule needs it)
-        inner._step_array = None if host_count and idev.host_visible is False and \
-            not _capture.capturing() else it._value
+        for opt, old_it in counted:
+            it = opt._iterations
+            idev = it._device
+            with idev.activate() if idev.needs_switch else _NO_SWITCH:
+                it._assign_array(idev.xp.where(on(idev), it._value, old_it))
+            lr = opt._learning_rate
+            host_count = (isinstance(lr, LearningRateSchedule) and not _own_call(lr) and
+                          type(lr).value_on is LearningRateSchedule.value_on) or (
+                callable(lr) and not isinstance(lr, (Tensor, LearningRateSchedule)))
+            # (the host mirror of the count: re-read at the next step where a schedule needs
+            # it)
+            opt._step_array = None if host_count and idev.host_visible is False and \
+                not _capture.capturing() else it._value
         with sdev.activate() if sdev.needs_switch else _NO_SWITCH:
             xp = sdev.xp
             c, s = counter._value, scale._value
@@ -2435,3 +2718,360 @@ class LossScaleOptimizer(Optimizer):
 
 _BY_NAME["lossscaleoptimizer"] = LossScaleOptimizer
 __all__.append("LossScaleOptimizer")
+
+
+# --- one optimizer per variable -------------------------------------------------------------------
+
+def _check_inner(optimizer, where):
+    """``optimizer`` if it may serve inside a MultiOptimizer, else a clear ``ValueError``."""
+    if not isinstance(optimizer, Optimizer):
+        raise ValueError(f"{where}: expected a gradtape optimizer (gt.keras.optimizers.SGD(), "
+                         f"...), got {optimizer!r}")
+    if isinstance(optimizer, LossScaleOptimizer):
+        raise ValueError(f"{where}: a LossScaleOptimizer cannot be used inside a "
+                         "MultiOptimizer")
+    if isinstance(optimizer, MultiOptimizer):
+        raise ValueError(f"{where}: a MultiOptimizer cannot be used inside a MultiOptimizer")
+    return optimizer
+
+
+class OptimizerMap(collections.abc.MutableMapping):
+    """Which optimizer updates a variable, by its path, as ``keras.optimizers.OptimizerMap``.
+
+    ``optimizer_map[path]`` is the optimizer of the key equal to ``path`` if there is one,
+    else of the key that matches all of ``path`` as a regular expression (``re.fullmatch``:
+    ``"encoder/.*"`` for everything under ``encoder``), else ``default_optimizer``; a path
+    that several keys match is a ``ValueError``. ``optimizer_map(variable)`` looks up
+    ``variable.path``. A key is set once (setting it again is a ``ValueError``).
+    """
+
+    def __init__(self, default_optimizer, optimizer_map=None):
+        if not isinstance(default_optimizer, Optimizer):
+            raise TypeError(f"OptimizerMap: default_optimizer must be a gradtape optimizer, "
+                            f"got {default_optimizer!r}")
+        if optimizer_map is not None and not isinstance(optimizer_map, dict):
+            raise TypeError(f"OptimizerMap: optimizer_map must be a dict of path (or regular "
+                            f"expression) -> optimizer, got {optimizer_map!r}")
+        for key, opt in (optimizer_map or {}).items():
+            if not isinstance(key, str):
+                raise ValueError(f"OptimizerMap: keys must be strings, got {key!r}")
+            _check_inner(opt, f"OptimizerMap: the optimizer of {key!r}")
+        self._default_optimizer = default_optimizer
+        self._optimizer_map = dict(optimizer_map or {})
+
+    @property
+    def default_optimizer(self):
+        """The optimizer of the variables no key matches."""
+        return self._default_optimizer
+
+    def __getitem__(self, key):
+        found = self._optimizer_map.get(key)
+        if found is not None:
+            return found
+        matching = [pattern for pattern in self._optimizer_map
+                    if re.fullmatch(pattern, key)]
+        if len(matching) > 1:
+            raise ValueError(f"OptimizerMap: multiple optimizers assigned to variable {key} "
+                             f"(the keys {matching} all match it)")
+        if matching:
+            return self._optimizer_map[matching[0]]
+        return self._default_optimizer
+
+    def __setitem__(self, key, optimizer):
+        if key in self._optimizer_map:
+            raise ValueError(f"OptimizerMap: {key!r} already exists in the OptimizerMap with "
+                             f"value {self._optimizer_map[key]!r}; keys cannot be set twice")
+        if not isinstance(key, str):
+            raise ValueError(f"OptimizerMap: keys must be strings, got {key!r}")
+        self._optimizer_map[key] = _check_inner(optimizer, f"OptimizerMap[{key!r}]")
+
+    def __delitem__(self, key):
+        del self._optimizer_map[key]
+
+    def __len__(self):
+        return len(self._optimizer_map)
+
+    def __iter__(self):
+        return iter(self._optimizer_map)
+
+    def __call__(self, variable):
+        return self[variable.path]
+
+    def get_config(self) -> dict:
+        return {"default_optimizer": serialize(self._default_optimizer),
+                "optimizer_map": {k: serialize(v) for k, v in self._optimizer_map.items()}}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .saving import _custom_scope
+        with _custom_scope(custom_objects):
+            default = deserialize(config["default_optimizer"])
+            mapping = {k: deserialize(v) for k, v in (config.get("optimizer_map") or {}).items()}
+        return cls(default, mapping)
+
+    def __repr__(self):
+        return (f"OptimizerMap(default_optimizer={self._default_optimizer!r}, "
+                f"{self._optimizer_map!r})")
+
+
+class MultiOptimizer(Optimizer):
+    """Several optimizers, each updating its own variables, as
+    ``keras.optimizers.MultiOptimizer``.
+
+    ``optimizer_map`` is an :class:`OptimizerMap` or any callable returning the optimizer of
+    a variable; :meth:`build` (the first step) asks it once per variable, and every later
+    step must bring the same variables (in any order). ``apply`` hands each optimizer the
+    gradients of its variables (all checks run first, so a bad step changes nothing), then
+    counts one step in its own ``iterations``. ``variables`` is ``iterations`` followed by
+    each optimizer's ``variables``; ``optimizers`` lists the optimizers (those of the map,
+    its default, then those the callable returned). ``loss_scale_factor`` overrides the
+    optimizers' own (setting it sets theirs). There is no single learning rate: reading or
+    setting ``learning_rate`` is an ``AttributeError``. Saved state (``model.save``,
+    checkpoints) holds each variable's slots and its optimizer's step count.
+    """
+
+    def __init__(self, optimizer_map, loss_scale_factor=None, name=None):
+        if not callable(optimizer_map):
+            raise TypeError(f"MultiOptimizer: optimizer_map must be an OptimizerMap or a "
+                            f"callable returning the optimizer of a variable, got "
+                            f"{optimizer_map!r}")
+        super().__init__(0.0, loss_scale_factor=loss_scale_factor, name=name)
+        self._optimizer_map = optimizer_map
+        inner = []
+        for opt in list(getattr(optimizer_map, "values", lambda: ())()) + \
+                [getattr(optimizer_map, "default_optimizer", None)]:
+            if opt is not None and all(opt is not o for o in inner):
+                opt.loss_scale_factor = self.loss_scale_factor
+                inner.append(opt)
+        self._inner_optimizers = inner
+        self._owner = {}        # variable id -> the index of its optimizer
+
+    @property
+    def learning_rate(self):
+        raise AttributeError("Learning rate cannot be accessed on a MultiOptimizer. Access "
+                             "the learning rate on the individual sub-optimizers instead "
+                             "(MultiOptimizer.optimizers).")
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if "_inner_optimizers" not in self.__dict__:    # (the base class's 0.0, unused)
+            Optimizer.learning_rate.fset(self, value)
+            return
+        raise AttributeError("Learning rate cannot be set on a MultiOptimizer. Set the "
+                             "learning rate on the individual sub-optimizers instead "
+                             "(MultiOptimizer.optimizers).")
+
+    lr = learning_rate
+
+    @property
+    def loss_scale_factor(self):
+        return self.__dict__.get("_loss_scale_factor")
+
+    @loss_scale_factor.setter
+    def loss_scale_factor(self, value):
+        self._loss_scale_factor = None if value is None else float(value)
+        for opt in self.__dict__.get("_inner_optimizers", ()):
+            opt.loss_scale_factor = self._loss_scale_factor
+
+    @property
+    def optimizers(self) -> list:
+        """The optimizers, in the order :attr:`variables` lists their state."""
+        return self._inner_optimizers
+
+    @property
+    def variables(self) -> list:
+        out = [self._iterations]
+        for opt in self._inner_optimizers:
+            out.extend(opt.variables)
+        return out
+
+    def build(self, var_list):
+        """Ask the map for each variable's optimizer and build every optimizer on its
+        variables (once: a built MultiOptimizer ignores later calls, as Keras). A bad
+        optimizer for any variable is an error before anything changes."""
+        if self.built:
+            return
+        var_list = [_check_variable(v, "MultiOptimizer") for v in var_list]
+        chosen = [(v, self._choose(v)) for v in var_list if v._id not in self._owner]
+        for v, opt in chosen:
+            self._assign(v, opt)
+        groups = {}
+        for v in var_list:
+            groups.setdefault(self._owner[v._id], []).append(v)
+        for idx, variables in sorted(groups.items()):
+            self._inner_optimizers[idx].build(variables)
+        self._built_vars = var_list
+        self.built = True
+
+    def _choose(self, var):
+        """The optimizer the map gives ``var`` (checked; nothing recorded)."""
+        return _check_inner(self._optimizer_map(var),
+                            f"MultiOptimizer: the optimizer of {_var_label(var)}")
+
+    def _assign(self, var, opt):
+        """Record ``opt`` as the optimizer of ``var`` (listed in :attr:`optimizers`, with
+        this ``loss_scale_factor``, if it is new)."""
+        inner = self._inner_optimizers
+        idx = next((k for k, o in enumerate(inner) if o is opt), None)
+        if idx is None:
+            idx = len(inner)
+            opt.loss_scale_factor = self.loss_scale_factor
+            inner.append(opt)
+        self._owner[var._id] = idx
+
+    def _owner_of(self, var):
+        idx = self._owner.get(var._id) if isinstance(var, Variable) else None
+        return None if idx is None else self._inner_optimizers[idx]
+
+    def _apply(self, pairs):
+        cls = "MultiOptimizer"
+        if not pairs:
+            raise ValueError(f"{cls}.apply_gradients: no (gradient, variable) pairs given")
+        variables = [_check_variable(v, cls) for _, v in pairs]
+        if not self.built:
+            self.build(variables)
+        if len(pairs) != len(self._owner):
+            raise ValueError(f"{cls}.apply: gradients must match the trainable variables it was "
+                             f"built with one-to-one; got {len(pairs)} gradients for "
+                             f"{len(self._owner)} variables (nothing was updated)")
+        unknown = [_var_label(v) for v in variables if v._id not in self._owner]
+        if unknown:
+            raise ValueError(f"{cls}.apply: unknown variables {unknown}; it can only update the "
+                             "variables it was built with (nothing was updated)")
+        groups = {}
+        for g, v in pairs:
+            if g is not None:
+                _check_gradient(g, v, cls)
+            groups.setdefault(self._owner[v._id], []).append((g, v))
+        for idx, group in groups.items():
+            if len({v._id for _, v in group}) != len(group):
+                raise ValueError(f"{cls}.apply_gradients: a variable appears more than once "
+                                 "(nothing was updated)")
+            if all(g is None for g, _ in group):
+                raise ValueError(f"{cls}.apply_gradients: no gradients provided for any "
+                                 f"variable of the optimizer {self._inner_optimizers[idx].name}: "
+                                 f"{[_var_label(v) for _, v in group]} (nothing was updated)")
+        for idx in sorted(groups):
+            self._inner_optimizers[idx]._apply(groups[idx])
+        it = self._iterations
+        with it._device.activate() if it._device.needs_switch else _NO_SWITCH:
+            it._assign_array(it._value + 1)
+        self._step_host += 1
+        self._step_array = it._value
+        return it
+
+    def finalize_variable_values(self, var_list):
+        """Each optimizer's ``finalize_variable_values`` on its variables of ``var_list``."""
+        if not self.built:
+            raise ValueError("MultiOptimizer.finalize_variable_values: the optimizer is not "
+                             "built yet (it is built by its first step or by build())")
+        groups = {}
+        for v in var_list:
+            opt = self._owner_of(v)
+            if opt is None:
+                raise ValueError(f"MultiOptimizer.finalize_variable_values: the variable "
+                                 f"{_var_label(v)} is not one it was built with")
+            groups.setdefault(id(opt), (opt, []))[1].append(v)
+        for opt, variables in groups.values():
+            opt.finalize_variable_values(variables)
+
+    # --- slots: those of each variable's optimizer ----------------------------------------------
+    def slot_names(self) -> list:
+        names = []
+        for opt in self._inner_optimizers:
+            names.extend(n for n in opt.slot_names() if n not in names)
+        return names
+
+    def _known(self, var, who):
+        opt = self._owner_of(var)
+        if opt is None:
+            raise ValueError(f"MultiOptimizer.{who}: the variable {_var_label(var)} is not one "
+                             "it was built with (build it, or take a step, first)")
+        return opt
+
+    def get_slot(self, var, slot_name) -> Variable:
+        return self._known(var, "get_slot").get_slot(var, slot_name)
+
+    def _slots_for(self, var) -> dict:
+        return self._known(var, "_slots_for")._slots_for(var)
+
+    def _slot_state(self, var) -> dict:
+        opt = self._owner_of(var)
+        if opt is None:
+            return {}
+        state = opt._slot_state(var)
+        if state:       # (the step count of the variable's optimizer goes with its slots)
+            state["iterations"] = opt._iterations
+        return state
+
+    def _check_slot_restore(self, var, slot_name, shape, dtype):
+        opt = self._owner_of(var)
+        if opt is None:
+            if self.built:
+                return (f"the variable {_var_label(var)} is not one the MultiOptimizer was "
+                        "built with")
+            try:        # (restored before the first step: the map tells)
+                opt = self._choose(var)
+            except ValueError as exc:
+                return str(exc)
+        if slot_name == "iterations":
+            it = opt._iterations._value
+            if tuple(shape) != () or np.dtype(dtype) != it.dtype:
+                return (f"'iterations' has shape {tuple(shape)} dtype {np.dtype(dtype).name}, "
+                        f"the step count is a scalar {it.dtype.name}")
+            return None
+        return opt._check_slot_restore(var, slot_name, shape, dtype)
+
+    def _restore_slot(self, var, slot_name, host_array):
+        opt = self._owner_of(var)
+        if opt is None:
+            opt = self._choose(var)
+            self._assign(var, opt)
+        if slot_name == "iterations":
+            it = opt._iterations
+            with it._device.activate():
+                it._assign_array(it._device.asarray(np.array(host_array, dtype=it._value.dtype)))
+            return
+        opt._restore_slot(var, slot_name, host_array)
+
+    # --- config -------------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """Keras 3's: the map serialized (an OptimizerMap's config, or a function by name),
+        ``loss_scale_factor`` and ``name``."""
+        mapping = self._optimizer_map
+        if isinstance(mapping, OptimizerMap):
+            mapping = serialize(mapping)
+        else:
+            from .saving import get_registered_name
+            mapping = {"module": getattr(mapping, "__module__", None), "class_name": "function",
+                       "config": get_registered_name(mapping), "registered_name": "function"}
+        return {"optimizer_map": mapping, "loss_scale_factor": self.loss_scale_factor,
+                "name": self.name}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .saving import _custom_scope, custom_object
+        config = dict(config)
+        mapping = config.get("optimizer_map")
+        if isinstance(mapping, dict):
+            if mapping.get("class_name") == "function":
+                with _custom_scope(custom_objects):
+                    found = custom_object(mapping.get("config"))
+                if found is None:
+                    raise TypeError(f"MultiOptimizer.from_config: could not locate function "
+                                    f"{mapping.get('config')!r}; register it with "
+                                    "@gt.keras.saving.register_keras_serializable() or pass it "
+                                    f"in custom_objects (full config: {mapping})")
+                config["optimizer_map"] = found
+            else:
+                config["optimizer_map"] = OptimizerMap.from_config(
+                    mapping.get("config", mapping), custom_objects)
+        return cls(**config)
+
+    def __repr__(self):
+        return (f"<gt.optimizers.MultiOptimizer step={self._step_host} "
+                f"optimizers={[o.name for o in self._inner_optimizers]}>")
+
+
+_BY_NAME["multioptimizer"] = MultiOptimizer
+__all__ += ["MultiOptimizer", "OptimizerMap"]
