@@ -75,6 +75,7 @@ __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 
 # input pipelines, images
 from . import data, image, summary
+from . import io
 from . import signal
 __all__ += ["signal"]
 from .dtypes import string

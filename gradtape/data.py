@@ -38,7 +38,7 @@ from .tensor import Tensor, TensorShape, TensorSpec, convert_to_tensor
 
 __all__ = ["Dataset", "DatasetSpec", "Iterator", "NumpyIterator", "Optional", "Options",
            "ThreadingOptions", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
-           "experimental"]
+           "experimental", "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -2309,6 +2309,165 @@ class _AssertCardinality(_Unary):
 
     def _cardinality(self):
         return self._expected
+
+
+# --- datasets of files' records (tf.data.TFRecordDataset, TextLineDataset, FixedLength...) ------
+
+def _file_names(filenames, what):
+    """The file names of a dataset of records: a Dataset of scalar strings (read afresh each
+    pass), or a list of paths from a string, path, list or string tensor."""
+    if isinstance(filenames, Dataset):
+        return filenames
+    if isinstance(filenames, Tensor):
+        host = filenames._value
+        if host.dtype != object:
+            raise TypeError(f"{what}: The `filenames` argument must contain `string` "
+                            f"elements. Got `{filenames.dtype.name}` elements.")
+        return [bytes(v).decode("utf-8") for v in host.reshape(-1).tolist()]
+    if isinstance(filenames, (str, bytes, os.PathLike)):
+        filenames = [filenames]
+    if not isinstance(filenames, (list, tuple, np.ndarray)):
+        raise TypeError(f"{what}: The `filenames` argument must contain `string` elements. "
+                        f"Got {type(filenames).__name__} elements.")
+    out = []
+    for f in filenames:
+        if isinstance(f, (Tensor, list, tuple, np.ndarray)):
+            out.extend(_file_names(f, what))
+            continue
+        f = os.fspath(f) if isinstance(f, os.PathLike) else f
+        if isinstance(f, bytes):
+            f = f.decode("utf-8")
+        if not isinstance(f, str):
+            raise TypeError(f"{what}: The `filenames` argument must contain `string` "
+                            f"elements. Got {type(f).__name__} elements.")
+        out.append(f)
+    return out
+
+
+class _FileRecords(Dataset):
+    """Scalar string elements read from files one after another, or round-robin over
+    ``num_parallel_reads`` files at a time (TF's deterministic interleave, one record per
+    turn)."""
+
+    _what = "Dataset"
+
+    def __init__(self, filenames, compression_type, num_parallel_reads):
+        self._filenames = _file_names(filenames, self._what)
+        self._compression = "" if compression_type is None else compression_type
+        if num_parallel_reads is None:
+            self._parallel = 0
+        else:
+            n = _count_arg(num_parallel_reads, self._what)
+            self._parallel = (os.cpu_count() or 1) if n == AUTOTUNE else n
+            if self._parallel <= 0:
+                raise ValueError(f"{self._what}: num_parallel_reads must be positive or "
+                                 f"AUTOTUNE, got {n}")
+
+    def _names(self):
+        if isinstance(self._filenames, Dataset):
+            for element in self._filenames._iter():
+                if not isinstance(element, Tensor) or element._value.dtype != object \
+                        or element._value.ndim:
+                    raise TypeError(f"{self._what}: a dataset of filenames must have scalar "
+                                    "string elements")
+                yield bytes(element._value[()]).decode("utf-8")
+        else:
+            yield from self._filenames
+
+    def _records(self, path):
+        raise NotImplementedError
+
+    def _generate(self):
+        host = _Host.get()
+
+        def scalar(record):
+            out = np.empty((), dtype=object)
+            out[()] = record
+            return Tensor(out, host)
+
+        names = self._names()
+        if self._parallel <= 1:
+            for path in names:
+                for record in self._records(path):
+                    yield scalar(record)
+            return
+        slots = [None] * self._parallel
+        open_count, k, exhausted = 0, 0, False
+        while not exhausted or open_count:
+            if slots[k] is None:
+                if not exhausted:
+                    path = next(names, None)
+                    if path is None:
+                        exhausted = True
+                    else:
+                        slots[k] = iter(self._records(path))
+                        open_count += 1
+                        continue
+                k = (k + 1) % len(slots)
+                continue
+            record = next(slots[k], None)
+            if record is None:
+                slots[k] = None
+                open_count -= 1
+            else:
+                yield scalar(record)
+            k = (k + 1) % len(slots)
+
+    def _element_spec(self):
+        from .dtypes import string
+        return TensorSpec((), string)
+
+
+class TFRecordDataset(_FileRecords):
+    """The records of TFRecord files as scalar string tensors (``tf.data.TFRecordDataset``):
+    ``compression_type`` ``""``/None, ``"ZLIB"`` or ``"GZIP"``; both CRCs of every record
+    are checked (``gt.errors.DataLossError`` for a corrupted or truncated one);
+    ``num_parallel_reads`` files are read round-robin. ``buffer_size`` is accepted and
+    ignored (files are read in 64 KiB blocks)."""
+
+    _what = "TFRecordDataset"
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        super().__init__(filenames, compression_type, num_parallel_reads)
+
+    def _records(self, path):
+        from .io import _tfrecords
+        return _tfrecords(path, self._compression)
+
+
+class TextLineDataset(_FileRecords):
+    """The lines of text files, without their ``\\n`` (or ``\\r\\n``), as scalar string
+    tensors (``tf.data.TextLineDataset``); ``compression_type`` as TFRecordDataset's."""
+
+    _what = "TextLineDataset"
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        super().__init__(filenames, compression_type, num_parallel_reads)
+
+    def _records(self, path):
+        from .io import _text_lines
+        return _text_lines(path, self._compression)
+
+
+class FixedLengthRecordDataset(_FileRecords):
+    """Records of ``record_bytes`` bytes between a ``header_bytes`` header and a
+    ``footer_bytes`` footer of each file, as scalar string tensors
+    (``tf.data.FixedLengthRecordDataset``); a body that is not a whole number of records
+    raises InvalidArgumentError when the file is read."""
+
+    _what = "FixedLengthRecordDataset"
+
+    def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
+                 buffer_size=None, compression_type=None, num_parallel_reads=None, name=None):
+        super().__init__(filenames, compression_type, num_parallel_reads)
+        self._sizes = tuple(0 if v is None else _count_arg(v, self._what)
+                            for v in (record_bytes, header_bytes, footer_bytes))
+
+    def _records(self, path):
+        from .io import _fixed_records
+        return _fixed_records(path, *self._sizes, self._compression)
 
 
 def _transformation(method, doc):

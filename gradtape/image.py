@@ -1313,3 +1313,10 @@ def non_max_suppression_with_scores(boxes, scores, max_output_size, iou_threshol
                          f">= 0, got {soft_nms_sigma}")
     return _nms(boxes, scores, max_output_size, iou_threshold, score_threshold,
                 soft_nms_sigma, "image.non_max_suppression_with_scores")
+
+
+# decoding and encoding: tf.image's aliases of tf.io's functions
+from .io import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: E402
+                 decode_jpeg, decode_png, encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
+__all__ += ["decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg",
+            "decode_png", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg"]

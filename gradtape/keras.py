@@ -138,6 +138,8 @@ utils = _namespace(
     pad_sequences=_ku.pad_sequences,
     timeseries_dataset_from_array=_ku.timeseries_dataset_from_array,
     text_dataset_from_directory=_ku.text_dataset_from_directory,
+    image_dataset_from_directory=_ku.image_dataset_from_directory,
+    load_img=_ku.load_img, save_img=_ku.save_img,
     split_dataset=_ku.split_dataset, Progbar=_ku.Progbar, Sequence=Sequence,
     PyDataset=Sequence, unpack_x_y_sample_weight=_unpack, pack_x_y_sample_weight=_pack,
     set_random_seed=_set_random_seed, get_custom_objects=_ku.get_custom_objects,
@@ -171,7 +173,8 @@ preprocessing = _namespace(
     "preprocessing", "keras.preprocessing: sequence.pad_sequences, "
     "timeseries_dataset_from_array.",
     sequence=_sequence, timeseries_dataset_from_array=_ku.timeseries_dataset_from_array,
-    text_dataset_from_directory=_ku.text_dataset_from_directory)
+    text_dataset_from_directory=_ku.text_dataset_from_directory,
+    image_dataset_from_directory=_ku.image_dataset_from_directory)
 preprocessing.__path__ = []
 from . import mixed_precision as _mp  # noqa: E402
 
@@ -853,6 +856,11 @@ for _name, _fn in (("clear_session", _clear_session), ("is_keras_tensor", _is_ke
                    ("standardize_dtype", _standardize_dtype), ("img_to_array", _img_to_array),
                    ("array_to_img", _array_to_img)):
     setattr(utils, _name, _fn)
+preprocessing.image = _namespace(
+    "preprocessing.image", "keras.preprocessing.image: load_img, save_img, img_to_array, "
+    "array_to_img.", load_img=_ku.load_img, save_img=_ku.save_img,
+    img_to_array=_img_to_array, array_to_img=_array_to_img)
+preprocessing.__all__ = sorted(preprocessing.__all__ + ["image"])
 for _name, _fn in (("is_keras_tensor", _is_keras_tensor),
                    ("standardize_dtype", _standardize_dtype),
                    ("set_image_data_format", _set_image_data_format)):

@@ -679,6 +679,22 @@ def _index_directory(directory, labels, formats, class_names, shuffle, seed, fol
     return paths, label_array, names
 
 
+def _check_split_args(validation_split, subset, shuffle, seed):
+    """Keras' checks of ``validation_split`` / ``subset`` / ``seed``."""
+    if validation_split and not 0 < validation_split < 1:
+        raise ValueError(f"`validation_split` must be between 0 and 1, received: "
+                         f"{validation_split}")
+    if bool(validation_split) != bool(subset):
+        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
+    if subset not in ("training", "validation", "both", None):
+        raise ValueError(f'`subset` must be either "training", "validation" or "both", '
+                         f"received: {subset}")
+    if validation_split and shuffle and seed is None:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide "
+                         "a `seed` argument, to make sure that there is no overlap between the "
+                         "training and validation subset.")
+
+
 def _split(paths, labels, validation_split, subset):
     if not validation_split:
         return paths, labels
@@ -748,18 +764,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
                          f"Received: format={format}")
     if labels is None or label_mode is None:
         labels = label_mode = None
-    if validation_split and not 0 < validation_split < 1:
-        raise ValueError(f"`validation_split` must be between 0 and 1, received: "
-                         f"{validation_split}")
-    if bool(validation_split) != bool(subset):
-        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
-    if subset not in ("training", "validation", "both", None):
-        raise ValueError(f'`subset` must be either "training", "validation" or "both", '
-                         f"received: {subset}")
-    if validation_split and shuffle and seed is None:
-        raise ValueError("If using `validation_split` and shuffling the data, you must provide "
-                         "a `seed` argument, to make sure that there is no overlap between the "
-                         "training and validation subset.")
+    _check_split_args(validation_split, subset, shuffle, seed)
     if seed is None:
         seed = np.random.randint(1e6)
     paths, label_array, names = _index_directory(directory, labels, (".txt",), class_names,
@@ -779,3 +784,230 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         ds.class_names = names
         out.append(ds)
     return out if subset == "both" else out[0]
+
+
+# --- image_dataset_from_directory, load_img, save_img -----------------------------------------
+
+_IMAGE_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+_INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5",
+                   "gaussian", "mitchellcubic")
+
+
+def _label_values(labels, label_mode, num_classes):
+    if label_mode == "binary":
+        return labels.astype(np.float32)[:, None]
+    if label_mode == "categorical":
+        return np.eye(num_classes, dtype=np.float32)[labels]
+    return labels
+
+
+def _load_image(path, image_size, num_channels, interpolation, data_format, crop, pad):
+    """Keras' ``_load_image_tf``: read, ``decode_image`` (first frame of a GIF), resize to
+    ``image_size`` (cropping or padding to its aspect ratio when asked), channels first
+    when asked."""
+    from . import image as gt_image
+    from . import io as gt_io
+    from .layers_extra import _resize
+    from .ops.shape import transpose
+    img = gt_io.decode_image(gt_io.read_file(path), channels=num_channels,
+                             expand_animations=False)
+    if crop:
+        img = _resize(img, image_size[0], image_size[1], interpolation,
+                      crop_to_aspect_ratio=True)
+    elif pad:
+        img = gt_image.resize_with_pad(img, image_size[0], image_size[1],
+                                       method=interpolation)
+    else:
+        img = gt_image.resize(img, image_size, method=interpolation)
+    if data_format == "channels_first":
+        img = transpose(img, (2, 0, 1))
+    return img
+
+
+def _image_dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer, seed,
+                   batch_size):
+    from .data import AUTOTUNE, Dataset
+    path_array = np.asarray(paths, dtype=object)
+    if label_mode is None:
+        ds = Dataset.from_tensor_slices(path_array)
+    else:
+        ds = Dataset.from_tensor_slices(
+            (path_array, _label_values(labels, label_mode, num_classes)))
+    if shuffle:
+        ds = ds.shuffle(buffer, seed=seed)
+    if label_mode is None:
+        ds = ds.map(load)
+    else:
+        ds = ds.map(lambda x, y: (load(x), y))
+    if batch_size is not None:
+        ds = ds.batch(batch_size)
+    return ds.prefetch(AUTOTUNE)
+
+
+def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
+                                 class_names=None, color_mode="rgb", batch_size=32,
+                                 image_size=(256, 256), shuffle=True, seed=None,
+                                 validation_split=None, subset=None, interpolation="bilinear",
+                                 follow_links=False, crop_to_aspect_ratio=False,
+                                 pad_to_aspect_ratio=False, data_format=None, format="tf",
+                                 verbose=True):
+    """A :class:`gt.data.Dataset` of ``(images, labels)`` batches from a folder of images
+    (``.bmp .gif .jpeg .jpg .png``) with one sub-folder per class, as Keras 3's: Keras' file
+    order (sorted index, its seeded NumPy shuffle) and training/validation split, images
+    decoded with ``gt.io.decode_image`` (``color_mode`` ``"grayscale"``, ``"rgb"``,
+    ``"rgba"``; a GIF's first frame) and resized to ``image_size`` with ``gt.image.resize``
+    (``interpolation``; ``crop_to_aspect_ratio`` crops the centred window of the target's
+    aspect ratio first, ``pad_to_aspect_ratio`` is ``resize_with_pad``), float32
+    ``(batch, h, w, c)`` (channels first with ``data_format="channels_first"``); labels as
+    int32 ids, one-hot float32 (``"categorical"``) or float32 ``(n, 1)`` (``"binary"``).
+    ``class_names`` and ``file_paths`` are set on the result. Images are read as the
+    dataset is iterated; the shuffle of the elements uses gradtape's generator."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of "
+                             f"the same size as the number of image files in the target "
+                             f"directory. If you wish to infer the labels from the "
+                             f'subdirectory names in the target directory, pass '
+                             f'`labels="inferred"`. If you wish to get a dataset that only '
+                             f"contains images (no labels), pass `labels=None`. Received: "
+                             f"labels={labels}")
+        if class_names:
+            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. '
+                             f"Received: labels={labels}, and class_names={class_names}")
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", '
+                         f'"binary", or None. Received: label_mode={label_mode}')
+    if labels is None or label_mode is None:
+        labels = label_mode = None
+    channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
+    if channels is None:
+        raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. '
+                         f"Received: color_mode={color_mode}")
+    if isinstance(image_size, int):
+        image_size = (image_size, image_size)
+    elif not isinstance(image_size, (list, tuple)) or len(image_size) != 2:
+        raise ValueError(f"Invalid `image_size` value. Expected a tuple of 2 integers. "
+                         f"Received: image_size={image_size}")
+    interpolation = interpolation.lower()
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"Argument `interpolation` should be one of {_INTERPOLATIONS}. "
+                         f"Received: interpolation={interpolation}")
+    if format != "tf":
+        raise ValueError(f'`format` should be "tf" (gradtape has no grain datasets). '
+                         f"Received: format={format}")
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        raise ValueError("Only one of `pad_to_aspect_ratio`, `crop_to_aspect_ratio` can be "
+                         "set to `True`.")
+    _check_split_args(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, label_array, names = _index_directory(directory, labels, _IMAGE_FORMATS,
+                                                 class_names, shuffle, seed, follow_links,
+                                                 verbose)
+    if label_mode == "binary" and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
+                         f"class_names. Received: class_names={names}")
+    from .keras import backend as _backend
+    data_format = _backend.image_data_format() if data_format is None else data_format
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f'The `data_format` argument must be one of {{"channels_first", '
+                         f'"channels_last"}}. Received: data_format={data_format}')
+    image_size = (int(image_size[0]), int(image_size[1]))
+
+    def load(path):
+        return _load_image(path, image_size, channels, interpolation, data_format,
+                           crop_to_aspect_ratio, pad_to_aspect_ratio)
+
+    buffer = batch_size * 8 if batch_size is not None else 1024
+    n_classes = len(names) if names else 0
+    parts = ["training", "validation"] if subset == "both" else [subset]
+    out = []
+    for part in parts:
+        p, lab = _split(paths, label_array, validation_split, part)
+        if not p:
+            what = f"{part} " if subset == "both" else ""
+            raise ValueError(f"No {what}images found in directory {directory}. Allowed "
+                             f"formats: {_IMAGE_FORMATS}")
+        ds = _image_dataset(p, lab, label_mode, n_classes, load,
+                            shuffle and part != "validation", buffer, seed, batch_size)
+        ds.class_names = names
+        ds.file_paths = list(p)
+        out.append(ds)
+    return out if subset == "both" else out[0]
+
+
+_PIL_RESAMPLING = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
+
+
+def _pil_image():
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError("Could not import PIL.Image. Loading and saving images needs "
+                          "Pillow: pip install 'gradtape[io]'") from None
+    return Image
+
+
+def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest",
+             keep_aspect_ratio=False):
+    """An image file (path, or a file object) as a PIL Image, as ``keras.utils.load_img``:
+    converted to ``color_mode`` (``"grayscale"`` keeps 16- and 32-bit grayscale), resized to
+    ``target_size`` ``(height, width)`` with Pillow's ``interpolation``, first cropped to the
+    centred window of that aspect ratio with ``keep_aspect_ratio``."""
+    import io
+    import pathlib
+    Image = _pil_image()
+    if isinstance(path, io.BytesIO):
+        img = Image.open(path)
+    elif isinstance(path, (pathlib.Path, bytes, str)):
+        if isinstance(path, pathlib.Path):
+            path = str(path.resolve())
+        with open(path, "rb") as f:
+            img = Image.open(io.BytesIO(f.read()))
+    else:
+        raise TypeError(f"path should be path-like or io.BytesIO, not {type(path)}")
+    if color_mode == "grayscale":
+        if img.mode not in ("L", "I;16", "I"):
+            img = img.convert("L")
+    elif color_mode == "rgba":
+        if img.mode != "RGBA":
+            img = img.convert("RGBA")
+    elif color_mode == "rgb":
+        if img.mode != "RGB":
+            img = img.convert("RGB")
+    else:
+        raise ValueError('color_mode must be "grayscale", "rgb", or "rgba"')
+    if target_size is not None:
+        size = (target_size[1], target_size[0])
+        if img.size != size:
+            if interpolation not in _PIL_RESAMPLING:
+                raise ValueError(f"Invalid interpolation method {interpolation} specified. "
+                                 f"Supported methods are {', '.join(_PIL_RESAMPLING)}")
+            resample = getattr(Image.Resampling, interpolation.upper())
+            if keep_aspect_ratio:
+                width, height = img.size
+                crop_h = min(height, (width * size[1]) // size[0])
+                crop_w = min(width, (height * size[0]) // size[1])
+                top, left = (height - crop_h) // 2, (width - crop_w) // 2
+                img = img.resize(size, resample, box=[left, top, left + crop_w, top + crop_h])
+            else:
+                img = img.resize(size, resample)
+    return img
+
+
+def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
+    """Save an image array to a path or file object, as ``keras.utils.save_img``: the
+    format from the file's extension unless ``file_format``; ``scale`` maps the values to
+    0..255; an RGBA image saved as JPEG becomes RGB (with a warning)."""
+    import pathlib
+    import warnings
+    from .keras import utils as _utils
+    if file_format is None and isinstance(path, (str, pathlib.Path)):
+        file_format = pathlib.Path(path).suffix[1:].lower()
+    if file_format and file_format.lower() == "jpg":
+        file_format = "jpeg"
+    img = _utils.array_to_img(x, data_format=data_format, scale=scale)
+    if img.mode == "RGBA" and file_format == "jpeg":
+        warnings.warn("The JPEG format does not support RGBA images, converting to RGB.")
+        img = img.convert("RGB")
+    img.save(path, format=file_format, **kwargs)

@@ -17,7 +17,13 @@ from .checkpoint import (Checkpoint, CheckpointError, CheckpointLoadStatus, Chec
 
 __all__ = ["Checkpoint", "CheckpointError", "CheckpointLoadStatus", "CheckpointManager",
            "CheckpointReader", "latest_checkpoint", "load_checkpoint", "list_variables",
-           "load_variable", "checkpoints_iterator", "ExponentialMovingAverage"]
+           "load_variable", "checkpoints_iterator", "ExponentialMovingAverage",
+           "Example", "Features", "Feature", "BytesList", "FloatList", "Int64List",
+           "SequenceExample", "FeatureList", "FeatureLists"]
+
+# the tf.train protocol messages of serialized examples (hand-written wire format)
+from ._proto import (BytesList, Example, Feature, FeatureList, FeatureLists,  # noqa: E402
+                     Features, FloatList, Int64List, SequenceExample)
 
 
 class ExponentialMovingAverage:
