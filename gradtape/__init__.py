@@ -77,7 +77,7 @@ __all__ += ["capture", "CaptureError", "function", "experimental", "test"]
 from . import data, image, summary
 from . import io
 from . import signal
-__all__ += ["signal"]
+__all__ += ["signal", "io"]
 from .dtypes import string
 from . import strings, ragged
 from .ragged import RaggedTensor
