@@ -348,9 +348,12 @@ class Module:
             if not is_layer:
                 own_t = own_nt = subs
             # (a weight that LoRA froze stays where Keras lists it, among the trainable ones)
-            frozen = _lora_frozen(module) if is_layer else None
+            frozen = _lora_frozen(module) if is_layer and module.__dict__.get("lora_enabled") \
+                else None
 
             def visit(obj, p):
+                if obj is None:
+                    return
                 if isinstance(obj, Variable):
                     (own_t if obj.trainable or obj is frozen else own_nt).append(
                         (p, obj, trainable and obj.trainable))
