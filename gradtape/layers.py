@@ -69,7 +69,8 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "Wrapper",
            "SpectralNormalization", "ThresholdedReLU", "Convolution3D",
-           "Convolution3DTranspose", "SeparableConvolution1D", "SeparableConvolution2D"]
+           "Convolution3DTranspose", "SeparableConvolution1D", "SeparableConvolution2D",
+           "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -2744,6 +2745,8 @@ from .layers_more import (EinsumDense, RMSNormalization, AdaptiveAveragePooling1
                           AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
                           AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D,
                           Wrapper, SpectralNormalization, ThresholdedReLU)
+from .layers_conv_rnn import (ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,  # noqa: E402
+                              GroupQueryAttention)
 
 Convolution3D = Conv3D
 Convolution3DTranspose = Conv3DTranspose

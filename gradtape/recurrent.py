@@ -302,9 +302,10 @@ def _is_cell(obj):
 
 def _state_shapes(cell):
     """The shape after the batch axis of each of a cell's states, as a list of tuples (a
-    ``state_size`` int, or a list of ints or shapes, as Keras)."""
+    ``state_size`` int, or a list of ints or shapes, as Keras; a built-in cell's
+    ``_state_sizes`` entry is a width, or a whole shape for the convolutional cells)."""
     if isinstance(cell, (_Cell, StackedRNNCells)):
-        return [(n,) for n in cell._state_sizes]
+        return [n if isinstance(n, tuple) else (n,) for n in cell._state_sizes]
     size = cell.state_size
     if isinstance(size, (int, np.integer)):
         return [(int(size),)]

@@ -911,7 +911,8 @@ def _keras_snake(name: str) -> str:
 
 
 # gradtape's classes that Keras names otherwise
-_KERAS_CLASS_NAMES = {"MaxPool2D": "MaxPooling2D"}
+_KERAS_CLASS_NAMES = {"MaxPool2D": "MaxPooling2D",
+                      "GroupQueryAttention": "GroupedQueryAttention"}
 
 
 def _keras_class_name(layer) -> str:
