@@ -70,7 +70,12 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "Wrapper",
            "SpectralNormalization", "ThresholdedReLU", "Convolution3D",
            "Convolution3DTranspose", "SeparableConvolution1D", "SeparableConvolution2D",
-           "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention"]
+           "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention",
+           "AutoContrast", "Equalization", "Solarization", "RandomInvert", "RandomGrayscale",
+           "RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
+           "RandomSharpness", "RandomPosterization", "RandomShear", "RandomPerspective",
+           "RandomErasing", "RandomGaussianBlur", "RandomElasticTransform", "CutMix",
+           "MixUp", "AugMix", "RandAugment", "MaxNumBoundingBoxes", "Pipeline"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -2747,6 +2752,13 @@ from .layers_more import (EinsumDense, RMSNormalization, AdaptiveAveragePooling1
                           Wrapper, SpectralNormalization, ThresholdedReLU)
 from .layers_conv_rnn import (ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,  # noqa: E402
                               GroupQueryAttention)
+from .layers_augment import (AutoContrast, Equalization, Solarization,  # noqa: E402
+                             RandomInvert, RandomGrayscale, RandomHue, RandomSaturation,
+                             RandomColorDegeneration, RandomColorJitter, RandomSharpness,
+                             RandomPosterization, RandomShear, RandomPerspective,
+                             RandomErasing, RandomGaussianBlur, RandomElasticTransform,
+                             CutMix, MixUp, AugMix, RandAugment, MaxNumBoundingBoxes,
+                             Pipeline)
 
 Convolution3D = Conv3D
 Convolution3DTranspose = Conv3DTranspose
