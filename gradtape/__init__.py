@@ -78,6 +78,8 @@ from . import data, image, summary
 from . import io
 from . import signal
 __all__ += ["signal", "io"]
+from . import audio
+__all__ += ["audio"]
 from .dtypes import string
 from . import strings, ragged
 from .ragged import RaggedTensor
@@ -133,4 +135,5 @@ __all__ += ["VariableAggregation", "VariableSynchronization", "saturate_cast",
 
 from . import sparse
 from .sparse import SparseTensor, SparseTensorSpec
-__all__ += ["sparse", "SparseTensor", "SparseTensorSpec"]
+from . import sets
+__all__ += ["sparse", "SparseTensor", "SparseTensorSpec", "sets"]

@@ -1320,3 +1320,13 @@ from .io import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # 
                  decode_jpeg, decode_png, encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
 __all__ += ["decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg",
             "decode_png", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg"]
+
+# detection helpers: combined and padded NMS, drawing, random crops, glimpses, proposals
+from .image_boxes import (combined_non_max_suppression, draw_bounding_boxes,  # noqa: E402
+                          extract_glimpse, generate_bounding_box_proposals,
+                          non_max_suppression_overlaps, non_max_suppression_padded,
+                          sample_distorted_bounding_box, stateless_sample_distorted_bounding_box)
+__all__ += ["combined_non_max_suppression", "draw_bounding_boxes", "extract_glimpse",
+            "generate_bounding_box_proposals", "non_max_suppression_overlaps",
+            "non_max_suppression_padded", "sample_distorted_bounding_box",
+            "stateless_sample_distorted_bounding_box"]

@@ -442,3 +442,134 @@ lecun_uniform = LecunUniform
 variance_scaling = VarianceScaling
 identity = IdentityInitializer = Identity
 orthogonal = OrthogonalInitializer = Orthogonal
+
+
+# --- the STFT kernels (Keras 3's keras.initializers.STFT) ---------------------------------------
+
+def _cosine_sum(m, coefs):
+    """SciPy's ``general_cosine`` window of ``m`` symmetric points (float64)."""
+    fac = np.linspace(-np.pi, np.pi, m)
+    w = np.zeros(m)
+    for k, a in enumerate(coefs):
+        w += a * np.cos(k * fac)
+    return w
+
+
+def _triang(m):
+    n = np.arange(1, (m + 1) // 2 + 1)
+    if m % 2 == 0:
+        w = (2 * n - 1.0) / m
+        return np.concatenate([w, w[::-1]])
+    w = 2 * n / (m + 1.0)
+    return np.concatenate([w, w[-2::-1]])
+
+
+_WINDOWS = {
+    "hann": lambda m: _cosine_sum(m, (0.5, 0.5)),
+    "hamming": lambda m: _cosine_sum(m, (0.54, 0.46)),
+    "blackman": lambda m: _cosine_sum(m, (0.42, 0.50, 0.08)),
+    "nuttall": lambda m: _cosine_sum(m, (0.3635819, 0.4891775, 0.1365995, 0.0106411)),
+    "blackmanharris": lambda m: _cosine_sum(m, (0.35875, 0.48829, 0.14128, 0.01168)),
+    "bartlett": np.bartlett,
+    "boxcar": np.ones,
+    "triang": _triang,
+    "cosine": lambda m: np.sin(np.pi / m * (np.arange(m) + 0.5)),
+}
+_WINDOW_ALIASES = {"han": "hann", "hamm": "hamming", "ham": "hamming",
+                   "black": "blackman", "nutl": "nuttall",
+                   "blackharr": "blackmanharris", "bart": "bartlett", "brt": "bartlett",
+                   "box": "boxcar", "ones": "boxcar", "rect": "boxcar",
+                   "rectangular": "boxcar", "triangle": "triang", "tri": "triang",
+                   "halfcosine": "cosine"}
+
+
+def get_window(window, length, fftbins=True) -> np.ndarray:
+    """SciPy's ``scipy.signal.get_window(window, length, fftbins)`` (float64): the windows
+    ``hann``, ``hamming``, ``blackman``, ``nuttall``, ``blackmanharris``, ``bartlett``,
+    ``boxcar``, ``triang``, ``cosine`` (and SciPy's aliases) here, periodic with ``fftbins``
+    (the symmetric window of ``length + 1`` points without its last); any other SciPy
+    window (a name or a ``(name, parameter...)`` tuple) through SciPy when it is installed,
+    else SciPy's ValueError for an unknown name."""
+    name = window if isinstance(window, str) else None
+    key = _WINDOW_ALIASES.get(name, name)
+    if key in _WINDOWS:
+        m = int(length)
+        if m < 1:
+            raise ValueError(f"Parameter Nx={m} is not a positive integer")
+        if m == 1:
+            return np.ones(1)
+        return _WINDOWS[key](m + 1)[:-1] if fftbins else _WINDOWS[key](m)
+    try:
+        import scipy.signal
+    except ImportError:
+        if name is not None:
+            raise ValueError(f"Invalid window name '{name}' in parameter "
+                             f"window={window!r}!") from None
+        raise ValueError(f"get_window: the window {window!r} needs SciPy (pip install "
+                         "scipy)") from None
+    return np.asarray(scipy.signal.get_window(window, length, fftbins), np.float64)
+
+
+class STFT(Initializer):
+    """The kernels of a short-time Fourier transform as a convolution, as Keras 3's
+    ``keras.initializers.STFT`` (``STFTInitializer``): for a shape ``(T, 1, F)``, ``cos`` (side
+    ``"real"``) or ``sin`` (``"imag"``) of ``-2 pi t f / (2 (F - 1))``, computed in the dtype
+    as Keras does, times ``window`` (a SciPy window name, symmetric unless ``periodic``, or
+    the window's values, or None) divided by its L2 norm (``scaling="density"``), its sum
+    (``"spectrum"``) or 1 (None)."""
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        if side not in ["real", "imag"]:
+            raise ValueError(f"side should be 'real' or 'imag', not {side}")
+        if isinstance(window, str):
+            get_window(window, 1)                   # (an unknown window fails here)
+        if scaling is not None and scaling not in ["density", "spectrum"]:
+            raise ValueError(f"Scaling is invalid, it must be `None`, 'density' or "
+                             f"'spectrum'. Received scaling={scaling}")
+        self.side = side
+        self.window = window
+        self.scaling = scaling
+        self.periodic = periodic
+
+    def __call__(self, shape, dtype=None) -> Tensor:
+        dt = _float_dtype(dtype, "STFT")
+        shape = shape_tuple(shape, "STFT")
+        if len(shape) != 3:
+            raise ValueError(f"STFT: the shape must be (frame_length, 1, fft_length // 2 + "
+                             f"1), got {shape}")
+        frame_length, _, bins = shape
+        win, scaling = None, dt.type(1)
+        if self.window is not None:
+            win = self.window
+            if isinstance(win, str):
+                win = get_window(win, frame_length, self.periodic)
+            win = np.asarray(win.numpy() if isinstance(win, Tensor) else win).astype(dt)
+            if win.ndim != 1 or win.shape[-1] != frame_length:
+                raise ValueError(f"The shape of `window` must be equal to [frame_length]."
+                                 f"Received: window shape={win.shape}")
+            win = win.reshape(frame_length, 1, 1)
+            if self.scaling == "density":
+                scaling = np.sqrt(np.sum(np.square(win)))
+            elif self.scaling == "spectrum":
+                scaling = np.sum(np.abs(win))
+        # Keras' arithmetic, in the dtype
+        freq = np.arange(bins, dtype=dt).reshape(1, 1, bins) / dt.type((bins - 1) * 2)
+        time = np.arange(frame_length, dtype=dt).reshape(frame_length, 1, 1)
+        args = (dt.type(-2) * time) * freq * np.arccos(dt.type(-1))
+        kernel = np.cos(args) if self.side == "real" else np.sin(args)
+        if win is not None:
+            kernel = (kernel * win) / scaling
+        dev = current_device()
+        return Tensor(dev.asarray(kernel.astype(dt)), dev)
+
+    def get_config(self):
+        window = self.window
+        if isinstance(window, np.ndarray):
+            window = window.tolist()
+        return {"side": self.side, "window": window, "periodic": self.periodic,
+                "scaling": self.scaling}
+
+
+STFTInitializer = stft = STFT
+_BY_NAME.update({"stft": STFT, "stftinitializer": STFT})
+__all__ += ["STFT", "STFTInitializer"]

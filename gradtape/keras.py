@@ -128,6 +128,8 @@ def _set_random_seed(seed):
 
 
 from . import keras_utils as _ku  # noqa: E402
+from . import audio as _audio  # noqa: E402
+from . import feature_space as _feature_space  # noqa: E402
 from . import saving as _saving  # noqa: E402
 
 utils = _namespace(
@@ -140,6 +142,8 @@ utils = _namespace(
     text_dataset_from_directory=_ku.text_dataset_from_directory,
     image_dataset_from_directory=_ku.image_dataset_from_directory,
     load_img=_ku.load_img, save_img=_ku.save_img,
+    audio_dataset_from_directory=_audio.audio_dataset_from_directory,
+    FeatureSpace=_feature_space.FeatureSpace,
     split_dataset=_ku.split_dataset, Progbar=_ku.Progbar, Sequence=Sequence,
     PyDataset=Sequence, unpack_x_y_sample_weight=_unpack, pack_x_y_sample_weight=_pack,
     set_random_seed=_set_random_seed, get_custom_objects=_ku.get_custom_objects,

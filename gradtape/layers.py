@@ -70,12 +70,13 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "Wrapper",
            "SpectralNormalization", "ThresholdedReLU", "Convolution3D",
            "Convolution3DTranspose", "SeparableConvolution1D", "SeparableConvolution2D",
-           "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention",
            "AutoContrast", "Equalization", "Solarization", "RandomInvert", "RandomGrayscale",
            "RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
            "RandomSharpness", "RandomPosterization", "RandomShear", "RandomPerspective",
            "RandomErasing", "RandomGaussianBlur", "RandomElasticTransform", "CutMix",
-           "MixUp", "AugMix", "RandAugment", "MaxNumBoundingBoxes", "Pipeline"]
+           "MixUp", "AugMix", "RandAugment", "MaxNumBoundingBoxes", "Pipeline",
+           "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention",
+           "HashedCrossing", "MelSpectrogram", "STFTSpectrogram"]
 
 
 # --- activations by name ----------------------------------------------------------------------
@@ -2752,6 +2753,9 @@ from .layers_more import (EinsumDense, RMSNormalization, AdaptiveAveragePooling1
                           Wrapper, SpectralNormalization, ThresholdedReLU)
 from .layers_conv_rnn import (ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,  # noqa: E402
                               GroupQueryAttention)
+# (keras.utils' FeatureSpace is a layer too: here, load_model finds it when reading files)
+from .feature_space import FeatureSpace, HashedCrossing  # noqa: E402,F401
+from .layers_spectral import MelSpectrogram, STFTSpectrogram  # noqa: E402
 from .layers_augment import (AutoContrast, Equalization, Solarization,  # noqa: E402
                              RandomInvert, RandomGrayscale, RandomHue, RandomSaturation,
                              RandomColorDegeneration, RandomColorJitter, RandomSharpness,

@@ -27,6 +27,8 @@ from .ops.extra import (lgamma, digamma, polygamma, erfinv, erfcinv, ndtri,  # n
                         is_non_decreasing, is_strictly_increasing, invert_permutation,
                         zero_fraction)
 from .ops.nn import softmax, log_softmax, softsign, l2_normalize, in_top_k  # noqa: F401
+from . import special  # noqa: F401 (tf.math.special)
+from .special import sobol_sample  # noqa: F401
 
 
 def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):

@@ -321,3 +321,21 @@ SPECS = [
          + gt.cast(gt.cast(x, _ctype(x)) * _cplx(y, x), x.dtype),
          shapes=[((3, 4), (3, 4))], ops=("matmul", "reduce_sum", "cast")),
 ]
+
+# tf.math.special (gradtape/special.py): TF's rules, to second order
+_SP = gt.math.special
+SPECS += [
+    _un("bessel_j0", lambda x: _SP.bessel_j0(x)),
+    _un("bessel_j1", lambda x: _SP.bessel_j1(x)),
+    _un("bessel_y0", lambda x: _SP.bessel_y0(x), domain=positive),
+    _un("bessel_y1", lambda x: _SP.bessel_y1(x), domain=positive),
+    _un("bessel_k0", lambda x: _SP.bessel_k0(x), domain=positive),
+    _un("bessel_k0e", lambda x: _SP.bessel_k0e(x), domain=positive),
+    _un("bessel_k1", lambda x: _SP.bessel_k1(x), domain=positive),
+    _un("bessel_k1e", lambda x: _SP.bessel_k1e(x), domain=positive),
+    _un("dawsn", lambda x: _SP.dawsn(x * 3.0)),
+    _un("expint", lambda x: _SP.expint(x * 3.0), domain=positive),
+    _un("fresnel_cos", lambda x: _SP.fresnel_cos(x * 2.0)),
+    _un("fresnel_sin", lambda x: _SP.fresnel_sin(x * 2.0)),
+    _un("spence", lambda x: _SP.spence(x * 2.0), domain=positive),
+]
