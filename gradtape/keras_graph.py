@@ -350,14 +350,29 @@ class Graph:
         self.who = who
         if inputs is None or outputs is None:
             raise ValueError(f"{who}: a functional model needs both inputs= and outputs=")
+        flat = _nest.flatten(inputs)
+        # An intermediate symbolic tensor given as an input cuts the graph there, as Keras'
+        # clone_graph_nodes: a new Input of its shape and dtype stands for it (the model
+        # then starts from that tensor, e.g. a FeatureSpace's encoded features).
+        self._cut = []
+        for i, kt in enumerate(flat):
+            if isinstance(kt, KerasTensor) and kt._input_layer is None and \
+                    kt._node is not None:
+                new = Input(batch_shape=tuple(kt.shape), dtype=kt._np_dtype,
+                            name=f"{kt.name or 'input'}CLONE")
+                self._cut.append((kt, new))
+                flat[i] = new
+        if self._cut:
+            inputs = _nest.pack_sequence_as(inputs, flat) if _nest.is_nested(inputs) \
+                else flat[0]
         self.inputs = inputs
         self.outputs = outputs
-        self.flat_inputs = _nest.flatten(inputs)
+        self.flat_inputs = flat
         self.flat_outputs = _nest.flatten(outputs)
         for kt in self.flat_inputs:
             if not isinstance(kt, KerasTensor) or kt._input_layer is None:
-                raise TypeError(f"{who}: every input must be a keras.Input, got "
-                                f"{kt!r}")
+                raise TypeError(f"{who}: every input must be a keras.Input or a symbolic "
+                                f"tensor of a layer called on one, got {kt!r}")
         for kt in self.flat_outputs:
             if not isinstance(kt, KerasTensor):
                 raise TypeError(f"{who}: every output must be the symbolic result of a layer "
@@ -382,12 +397,14 @@ class Graph:
         reached them; an Input that no output needs comes last among depth 0.
         Iterative: graphs may be deep."""
         allowed = {id(k) for k in self.flat_inputs}
+        cut = {id(old): new for old, new in self._cut}
         order, done, active = [], set(), set()
         walk = []             # every call reached, Inputs included: (key, layer, parent keys)
         first_seen = {}       # id(layer) -> [layer, index of the walk that first reached it]
         stack = [(kt, False) for kt in reversed(self.flat_outputs)]
         while stack:
             kt, expanded = stack.pop()
+            kt = cut.get(id(kt), kt)
             node = kt._node
             if node is None:
                 if id(kt) not in allowed:
@@ -408,6 +425,7 @@ class Graph:
                 done.add(id(node))
                 order.append(node)
                 walk.append((id(node), node.layer, [
+                    id(cut[id(v)]) if id(v) in cut else
                     id(v._node) if v._node is not None else id(v) for v in node.symbols]))
                 continue
             if id(node) in active:
@@ -496,6 +514,8 @@ class Graph:
                 if mask is not None:
                     set_mask(x, mask)
             values[id(kt)] = x
+        for old, new in self._cut:
+            values[id(old)] = values[id(new)]
         for node in self.nodes:
             concrete = [values[id(v)] if isinstance(v, KerasTensor) else v for v in node.flat]
             ci, ca, ck = _nest.pack_sequence_as(node.structure, concrete)

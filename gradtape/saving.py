@@ -322,7 +322,10 @@ def _functional_config(model) -> dict:
         counts[node.layer.name] = k + 1
         index[id(node)] = (node.layer.name, k)
 
+    cut = {id(old): new for old, new in graph._cut}     # (a model cut at inner tensors)
+
     def ref(kt):
+        kt = cut.get(id(kt), kt)
         if kt._node is None:
             return {"__keras_tensor__": [kt._input_layer.name, 0, 0]}
         name, k = index[id(kt._node)]

@@ -273,3 +273,43 @@ def test_feature_space_on_the_strict_device():
         out = fs({k: gt.constant(v) for k, v in batch.items()})
     assert out.device == "strict:0"
     np.testing.assert_array_equal(out.numpy(), ref)
+
+
+def test_the_structured_data_tutorial_flow_runs():
+    """Keras' 'Structured data classification with FeatureSpace': num_oov_indices=0 lookups,
+    a training model cut at the encoded features, and an inference model from the raw
+    dict inputs that predicts as the training model does on encoded features."""
+    keras = gt.keras
+    rng = np.random.default_rng(0)
+    n = 48
+    data = {"sex": rng.integers(0, 2, n), "ca": rng.integers(0, 4, n),
+            "thal": rng.choice(["fixed", "normal", "reversible"], n),
+            "age": rng.uniform(30, 70, n), "chol": rng.uniform(150, 300, n)}
+    target = rng.integers(0, 2, n)
+    ds = gt.data.Dataset.from_tensor_slices((dict(data), target)).batch(16)
+    space = FS(
+        features={"sex": FS.integer_categorical(num_oov_indices=0),
+                  "ca": FS.integer_categorical(num_oov_indices=0),
+                  "thal": FS.string_categorical(num_oov_indices=0),
+                  "age": FS.float_discretized(num_bins=10),
+                  "chol": FS.float_normalized()},
+        crosses=[FS.cross(feature_names=("sex", "age"), crossing_dim=16)],
+        output_mode="concat")
+    space.adapt(ds.map(lambda x, _: x))
+    encoded = space.get_encoded_features()
+    assert tuple(encoded.shape) == (None, 2 + 4 + 3 + 10 + 1 + 16)
+    hidden = keras.layers.Dense(8, activation="relu")(encoded)
+    predictions = keras.layers.Dense(1, activation="sigmoid")(hidden)
+    training_model = keras.Model(inputs=encoded, outputs=predictions)
+    training_model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+    inference_model = keras.Model(inputs=space.get_inputs(), outputs=predictions)
+    history = training_model.fit(ds.map(lambda x, y: (space(x), y)), epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    sample = {"age": 60, "sex": 1, "ca": 0, "chol": 233, "thal": "fixed"}
+    inputs = {name: gt.convert_to_tensor([value]) for name, value in sample.items()}
+    got = inference_model.predict(inputs, verbose=0)
+    assert got.shape == (1, 1)
+    np.testing.assert_allclose(got, training_model.predict(space(inputs), verbose=0),
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="all inputs should be in vocabulary"):
+        space({**inputs, "ca": gt.convert_to_tensor([7])})

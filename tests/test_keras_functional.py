@@ -109,7 +109,10 @@ def test_functional_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match="graph disconnected.*'b'"):
         keras.Model(a, out)
     with pytest.raises(TypeError, match="keras.Input"):
-        keras.Model(out, out)
+        keras.Model(np.zeros((1, 2), np.float32), out)
+    # (an inner tensor as the input cuts the graph there, as Keras: here an identity model)
+    np.testing.assert_array_equal(keras.Model(out, out)(np.ones((1, 2), np.float32)).numpy(),
+                                  np.ones((1, 2), np.float32))
     model = keras.Model([a, b], out)
     with pytest.raises(ValueError, match="expects 2 inputs"):
         model([_x(3, 2)] * 3)
@@ -517,3 +520,27 @@ def test_fit_predict_evaluate_expand_a_rank_one_input_as_keras():
     np.testing.assert_allclose(model.layers[1].kernel.numpy(), [[0.965, 0.965]], rtol=1e-6)
     np.testing.assert_allclose(model.evaluate(np.arange(4.0), np.zeros((4, 2)), verbose=0),
                                3.2160873413085938, rtol=1e-6)
+
+
+def test_a_model_can_start_from_an_inner_symbolic_tensor(tmp_path):
+    """As Keras (clone_graph_nodes): an intermediate tensor given as an input cuts the graph
+    there; the model gets an Input of that tensor's shape, trains, and saves."""
+    keras = gt.keras
+    inp = keras.Input((3,), name="raw")
+    feat = keras.layers.Dense(4, name="pre")(inp)
+    out = keras.layers.Dense(1, name="o")(keras.layers.Dense(5, activation="relu",
+                                                            name="h")(feat))
+    head = keras.Model(feat, out)
+    full = keras.Model(inp, out)
+    assert [layer.name for layer in head.layers] == ["preCLONE", "h", "o"]
+    assert len(head.weights) == 4 and len(full.weights) == 6
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    raw = np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32)
+    np.testing.assert_allclose(full(raw).numpy(), head(full.get_layer("pre")(raw)).numpy(),
+                               rtol=1e-6)
+    head.compile("sgd", "mse")
+    head.fit(x, np.ones((8, 1), np.float32), epochs=1, verbose=0)
+    path = tmp_path / "head.keras"
+    head.save(path)
+    again = keras.models.load_model(path)
+    np.testing.assert_allclose(again(x).numpy(), head(x).numpy(), rtol=1e-6)
