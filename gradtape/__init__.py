@@ -44,6 +44,10 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 
 # nn and random
 from . import nn, random
+from .nn_extra import (space_to_batch, space_to_batch_nd, batch_to_space,
+                       required_space_to_batch_paddings)
+__all__ += ["space_to_batch", "space_to_batch_nd", "batch_to_space",
+            "required_space_to_batch_paddings"]
 
 # functional API
 from .functional import (gradients_function, value_and_gradients_function, implicit_gradients,

@@ -49,3 +49,27 @@ from .ctc import (ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder,  # noqa
                   collapse_repeated, ctc_unique_labels)
 __all__ += ["ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder", "collapse_repeated",
             "ctc_unique_labels"]
+
+from . import nn_extra as _nn_extra  # noqa: E402
+from .nn_extra import (fixed_unigram_candidate_sampler,  # noqa: E402
+                       learned_unigram_candidate_sampler, all_candidate_sampler,
+                       compute_accidental_hits, nce_loss, sampled_softmax_loss,
+                       max_pool_with_argmax, dilation2d, erosion2d, fractional_max_pool,
+                       fractional_avg_pool, isotonic_regression, depthwise_conv2d_backprop_input,
+                       depthwise_conv2d_backprop_filter, atrous_conv2d_transpose,
+                       batch_norm_with_global_normalization, with_space_to_batch, space_to_batch)
+__all__ += ["fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
+            "all_candidate_sampler", "compute_accidental_hits", "nce_loss",
+            "sampled_softmax_loss", "max_pool_with_argmax", "dilation2d", "erosion2d",
+            "fractional_max_pool", "fractional_avg_pool", "isotonic_regression",
+            "depthwise_conv2d_backprop_input", "depthwise_conv2d_backprop_filter",
+            "atrous_conv2d_transpose", "batch_norm_with_global_normalization",
+            "with_space_to_batch", "space_to_batch"]
+
+
+def __getattr__(name):
+    # the RNN cell wrappers (RNNCellDropoutWrapper, RNNCellResidualWrapper,
+    # RNNCellDeviceWrapper) subclass the Keras layers: made when first asked for
+    if name in _nn_extra._WRAPPERS:
+        return getattr(_nn_extra, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1234,3 +1234,10 @@ def _make_experimental():
 
 
 experimental = _make_experimental()
+
+from .nn_extra import (log_uniform_candidate_sampler, uniform_candidate_sampler,  # noqa: E402
+                       fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
+                       all_candidate_sampler)
+__all__ += ["log_uniform_candidate_sampler", "uniform_candidate_sampler",
+            "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
+            "all_candidate_sampler"]

@@ -279,3 +279,60 @@ def _ctc_loss(x):
 
 SPECS.append(Spec("ctc_loss", _ctc_loss, [((7, 2, 4),), ((6, 3, 4),)], ops=("ctc_loss",),
                   order=1))
+
+
+# --- the rest of tf.nn (gradtape/nn_extra.py): composites over gathers, pads and reshapes ---
+
+def _nce_like(loss, **kwargs):
+    """A sampled loss with given sampled values (deterministic), as a function of weights
+    [8, 3], biases [8] and inputs [2, 3]."""
+    def f(w, b, x):
+        dt = x.dtype
+        sampled = (gt.constant([2, 5, 3, 2], gt.int64), gt.constant([[.5, .6], [.7, .4]], dt),
+                   gt.constant([.1, .2, .3, .4], dt))
+        return loss(w, b, [[1, 2], [3, 7]], x, 4, 8, num_true=2, sampled_values=sampled,
+                    **kwargs)
+    return f
+
+
+def _fractional(kind, overlapping):
+    from gradtape import nn_extra
+    return lambda x: nn_extra._fractional_pool(x, [0, 2, 3, 5], [0, 1, 3, 4, 6], overlapping,
+                                               kind, "fractional_pool")
+
+
+SPECS += [
+    Spec("max_pool_with_argmax", lambda x: gt.nn.max_pool_with_argmax(
+        x, [2, 3], [2, 1], "SAME").output, [((2, 5, 6, 3),)],
+        ops=("window_max_argmax", "getitem"), domain=distinct),
+    Spec("dilation2d", lambda x, f: gt.nn.dilation2d(x, f, [1, 2, 1, 1], "SAME", "NHWC",
+                                                     [1, 1, 2, 1]),
+         [((2, 4, 5, 2), (2, 3, 2))], ops=("dilation2d_argmax", "getitem"),
+         domains=(distinct, normal)),
+    Spec("erosion2d", lambda x, f: gt.nn.erosion2d(x, f, [1, 1, 1, 1], "VALID", "NHWC",
+                                                   [1, 2, 1, 1]),
+         [((1, 5, 4, 2), (2, 2, 2))], ops=("dilation2d_argmax", "getitem"),
+         domains=(distinct, normal)),
+    Spec("fractional_max_pool", _fractional("max", False), [((2, 5, 6, 2),)],
+         ops=("window_max_argmax", "getitem"), domain=distinct),
+    Spec("fractional_max_pool_overlapping", _fractional("max", True), [((1, 5, 6, 2),)],
+         ops=("window_max_argmax", "getitem"), domain=distinct),
+    Spec("fractional_avg_pool", _fractional("avg", True), [((2, 5, 6, 2),)], ops=("getitem",)),
+    Spec("space_to_batch_nd", lambda x: gt.space_to_batch_nd(x, [2, 3], [[1, 0], [0, 2]]),
+         [((2, 3, 4, 2),)], ops=("pad", "transpose")),
+    Spec("batch_to_space", lambda x: gt.batch_to_space(x, [2, 2], [[1, 0], [0, 1]]),
+         [((8, 2, 3, 1),)], ops=("transpose", "getitem")),
+    Spec("depthwise_conv2d_backprop_input", lambda w, g: gt.nn.depthwise_conv2d_backprop_input(
+        [1, 4, 5, 2], w, g, [1, 2, 1, 1], "SAME"), [((2, 3, 2, 2), (1, 2, 5, 4))],
+        ops=("getitem_grad",)),
+    Spec("depthwise_conv2d_backprop_filter", lambda x, g:
+         gt.nn.depthwise_conv2d_backprop_filter(x, [2, 3, 2, 2], g, [1, 1, 1, 1], "VALID"),
+         [((1, 4, 5, 2), (1, 3, 3, 4))], ops=("getitem",)),
+    Spec("atrous_conv2d_transpose", lambda v, f: gt.nn.atrous_conv2d_transpose(
+        v, f, [1, 5, 4, 2], 2, "SAME"), [((1, 5, 4, 3), (2, 2, 2, 3))],
+        ops=("conv2d_backprop_input",)),
+    Spec("nce_loss", _nce_like(gt.nn.nce_loss, remove_accidental_hits=True),
+         [((8, 3), (8,), (2, 3))], ops=("sigmoid_cross_entropy_with_logits",)),
+    Spec("sampled_softmax_loss", _nce_like(gt.nn.sampled_softmax_loss),
+         [((8, 3), (8,), (2, 3))], ops=("softmax_cross_entropy_with_logits",)),
+]
