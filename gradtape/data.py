@@ -25,6 +25,7 @@ import itertools
 import os
 import pickle
 import queue
+import re
 import threading
 
 import numpy as np
@@ -101,7 +102,9 @@ def _host_tensor(value, what, dtype=None) -> Tensor:
 def _structure_of(value):
     """TF's view of a component tree: lists are values (tensors), tuples and dicts nest."""
     if isinstance(value, dict):
-        return {k: _structure_of(v) for k, v in value.items()}
+        items = [(k, _structure_of(v)) for k, v in value.items()]
+        return collections.OrderedDict(items) if isinstance(value, collections.OrderedDict) \
+            else dict(items)
     if isinstance(value, tuple):
         if hasattr(value, "_fields"):
             return type(value)(*[_structure_of(v) for v in value])
@@ -2470,6 +2473,566 @@ class FixedLengthRecordDataset(_FileRecords):
         return _fixed_records(path, *self._sizes, self._compression)
 
 
+# --- CSV files (tf.data.experimental.CsvDataset, make_csv_dataset) -------------------------------
+
+_CSV_DTYPES = ("float32", "float64", "int32", "int64", "string")
+_CSV_CHUNK = 1 << 20
+_CSV_UNCLOSED = "Reached end of file without closing quoted field in record"
+_CSV_INT = re.compile(rb"\s*[+-]?\d+\s*\Z")
+_CSV_FLOAT = re.compile(rb"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)\s*\Z",
+                        re.IGNORECASE)
+_CSV_HEX = re.compile(rb"\s*[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?\s*\Z",
+                      re.IGNORECASE)
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _csv_scan(buf, pos, final, delim, quote, unquoted, rest):
+    """The fields of the CSV record at ``pos`` of ``buf``, read as TF's CsvDataset kernel
+    reads them (a quoted field may span lines; a record ends at ``\\n``, ``\\r``, ``\\r\\n``
+    or the end of the file): ``([(text or None, syntax error or None), ...], next pos)``,
+    or None when ``buf`` ends before the record does and more may follow (not ``final``)."""
+    n, fields = len(buf), []
+    while True:
+        if pos >= n:                    # a delimiter ended the data: one more empty field
+            if not final:
+                return None
+            fields.append((b"", None))
+            return fields, pos
+        if quote and buf[pos] == 0x22:
+            start, pos, err = pos, pos + 1, None
+            while True:
+                q = buf.find(b'"', pos)
+                if q < 0:
+                    if not final:
+                        return None
+                    fields.append((None, _CSV_UNCLOSED))
+                    return fields, n
+                pos = q + 1
+                if pos >= n:
+                    if not final:
+                        return None
+                    fields.append((None if err else buf[start + 1:pos - 1].replace(b'""', b'"'),
+                                   err))
+                    return fields, pos
+                c = buf[pos]
+                pos += 1
+                if c == delim or c == 10 or c == 13:
+                    fields.append((None if err else buf[start + 1:pos - 2].replace(b'""', b'"'),
+                                   err))
+                    break
+                if c != 0x22:
+                    err = err or "Quote inside a string has to be escaped by another quote"
+        else:
+            end = unquoted.match(buf, pos).end()
+            err = None
+            if quote and end < n and buf[end] == 0x22:
+                err = "Unquoted fields cannot have quotes inside"
+                end = rest.match(buf, end).end()
+            if end >= n:
+                if not final:
+                    return None
+                fields.append((buf[pos:end], err))
+                return fields, end
+            c = buf[end]
+            fields.append((buf[pos:end], err))
+            pos = end + 1
+        if c == delim:
+            continue
+        if c == 13:                     # \r\n ends a record as one line break
+            if pos >= n and not final:
+                return None
+            if pos < n and buf[pos] == 10:
+                pos += 1
+        return fields, pos
+
+
+def _csv_filenames(filenames, what):
+    """The file names of a CsvDataset: a string, path, or a vector (list, array, tensor) of
+    them."""
+    if isinstance(filenames, Tensor):
+        host = _host_tensor(filenames, what)._value
+        if host.dtype != object:
+            raise TypeError(f"{what}: filenames must be strings, got a "
+                            f"{filenames.dtype.name} tensor")
+        if host.ndim > 1:
+            raise InvalidArgumentError(f"{what}: `filenames` must be a scalar or a vector, "
+                                       f"got shape {list(host.shape)}")
+        return [bytes(v).decode("utf-8") for v in host.reshape(-1).tolist()]
+    if isinstance(filenames, np.ndarray):
+        if filenames.ndim > 1:
+            raise InvalidArgumentError(f"{what}: `filenames` must be a scalar or a vector, "
+                                       f"got shape {list(filenames.shape)}")
+        filenames = filenames.reshape(-1).tolist()
+    elif not isinstance(filenames, (list, tuple)):
+        filenames = [filenames]
+    out = []
+    for f in filenames:
+        if isinstance(f, (list, tuple, np.ndarray, Tensor)):
+            raise InvalidArgumentError(f"{what}: `filenames` must be a scalar or a vector")
+        if isinstance(f, os.PathLike):
+            f = os.fspath(f)
+        if isinstance(f, bytes):
+            f = f.decode("utf-8")
+        if not isinstance(f, str):
+            raise TypeError(f"{what}: filenames must be strings, got {f!r}")
+        out.append(f)
+    return out
+
+
+def _csv_record_defaults(record_defaults, what):
+    """``[(numpy dtype, TF type name, default or None), ...]`` of CsvDataset's
+    ``record_defaults``: a CSV dtype (a required column), or a tensor of such a dtype with
+    one value (the column's default) or none (required)."""
+    from .dtypes import DType
+    from .io import _tf_name
+    if isinstance(record_defaults, (Tensor, str, bytes)) or \
+            not hasattr(record_defaults, "__iter__"):
+        raise TypeError(f"{what}: record_defaults must be a list, got "
+                        f"{type(record_defaults).__name__}")
+    out = []
+    for k, x in enumerate(record_defaults):
+        if not isinstance(x, Tensor) and isinstance(x, (DType, str, type, np.dtype)):
+            try:
+                dt = as_dtype(x)
+            except TypeError:
+                dt = None
+            if dt is not None and dt.name in _CSV_DTYPES:
+                npd = np.dtype(object) if dt.name == "string" else np.dtype(dt.name)
+                out.append((npd, _tf_name(npd), None))
+                continue
+            if not isinstance(x, str):
+                raise ValueError(f"{what}: record_defaults[{k}] is {x!r}, not a CSV dtype "
+                                 "(float32, float64, int32, int64 or string)")
+        t = _host_tensor(x, what)
+        if t.dtype.name not in _CSV_DTYPES:
+            raise InvalidArgumentError(
+                f"{what}: Value for attr 'output_types' of {_tf_name(t._value.dtype)} is not "
+                "in the list of allowed values: float, double, int32, int64, string "
+                f"(record_defaults[{k}])")
+        value = t._value
+        if value.ndim > 1:
+            raise InvalidArgumentError(f"{what}: Each record default should be at most rank "
+                                       f"1, record_defaults[{k}] has shape {list(value.shape)}")
+        if value.size > 1:
+            raise InvalidArgumentError(f"{what}: There should only be 1 default per field but "
+                                       f"field {k} has {value.size}")
+        default = None
+        if value.size:
+            default = value.reshape(-1)[0]
+            if isinstance(default, str):
+                default = default.encode("utf-8")
+        out.append((value.dtype, _tf_name(value.dtype), default))
+    return out
+
+
+def _csv_columns(cols, what, name):
+    if cols is None:
+        return []
+    if isinstance(cols, Tensor):
+        cols = cols.numpy()
+    cols = np.asarray(cols)
+    if cols.ndim != 1:
+        raise InvalidArgumentError(f"{what}: `{name}` must be a vector, got {cols.tolist()}")
+    if cols.size and cols.dtype.kind not in "iu":
+        raise TypeError(f"{what}: `{name}` must hold integers, got {cols.tolist()}")
+    return [int(c) for c in cols]
+
+
+class _CsvDataset(Dataset):
+    """The records of CSV files as tuples of scalar tensors
+    (``tf.data.experimental.CsvDataset``), read as TF's kernel reads them (RFC 4180: quoted
+    fields may hold delimiters, doubled quotes and line breaks; records end at ``\\n``,
+    ``\\r\\n`` or ``\\r``; numbers may have surrounding spaces, floats may be hexadecimal).
+
+    ``record_defaults`` has one item per parsed column: a dtype (float32, float64, int32,
+    int64, string), which makes the column required, or a tensor holding the column's default
+    (or nothing, required too). An empty field, or one equal to ``na_value``, takes the
+    default; a required one is an InvalidArgumentError when read, as are a number that does
+    not parse and a record with a wrong number of fields. ``header`` skips each file's first
+    record; ``select_cols`` / ``exclude_cols`` (sorted column indices, at most one of them)
+    choose the columns parsed; ``compression_type`` ``""``/None, ``"ZLIB"`` or ``"GZIP"``.
+    ``buffer_size`` must be positive and is otherwise unused."""
+
+    _what = "CsvDataset"
+
+    def __init__(self, filenames, record_defaults, compression_type=None, buffer_size=None,
+                 header=False, field_delim=",", use_quote_delim=True, na_value="",
+                 select_cols=None, exclude_cols=None):
+        what = self._what
+        self._filenames = _csv_filenames(filenames, what)
+        self._compression = "" if compression_type is None else compression_type
+        self._defaults = _csv_record_defaults(record_defaults, what)
+        select = _csv_columns(select_cols, what, "select_cols")
+        exclude = _csv_columns(exclude_cols, what, "exclude_cols")
+        if buffer_size is not None and _count_arg(buffer_size, what) <= 0:
+            raise InvalidArgumentError(f"{what}: buffer_size should be positive, got "
+                                       f"{buffer_size}")
+        delim = field_delim.encode("utf-8") if isinstance(field_delim, str) else field_delim
+        if not isinstance(delim, bytes) or len(delim) != 1:
+            raise InvalidArgumentError(f"{what}: field_delim should be only 1 char, got "
+                                       f"{field_delim!r}")
+        if self._compression not in ("", "ZLIB", "GZIP"):
+            raise InvalidArgumentError(f"{what}: Unsupported compression_type: "
+                                       f"{self._compression}.")
+        if select and len(select) != len(self._defaults):
+            raise InvalidArgumentError(f"{what}: select_cols should match output size: "
+                                       f"{len(select)} select_cols for "
+                                       f"{len(self._defaults)} record_defaults")
+        for name, cols in (("select_cols", select), ("exclude_cols", exclude)):
+            if any(b <= a for a, b in zip(cols, cols[1:])):
+                raise InvalidArgumentError(f"{what}: {name} should be strictly increasing "
+                                           f"indices, got {cols}")
+            if cols and cols[0] < 0:
+                raise InvalidArgumentError(f"{what}: {name} should be non-negative indices, "
+                                           f"got {cols}")
+            if name == "select_cols" and select and exclude:
+                raise InvalidArgumentError(f"{what}: Either select_cols or exclude_cols "
+                                           "should be empty")
+        self._select, self._exclude = set(select), set(exclude)
+        self._header = bool(header)
+        self._delim = delim[0]
+        self._quote = bool(use_quote_delim)
+        self._na = na_value.encode("utf-8") if isinstance(na_value, str) else bytes(na_value)
+        d = re.escape(delim)
+        self._patterns = (re.compile(b'[^' + d + (b'\r\n"]*' if self._quote else b'\r\n]*')),
+                          re.compile(b'[^' + d + b'\r\n]*'))
+        self._skip_errors = False       # set by make_csv_dataset(ignore_errors=True)
+
+    def _value(self, text, k):
+        """Field ``text`` as the Python value of output ``k`` (TF's parsing and errors)."""
+        npd, name, default = self._defaults[k]
+        if text == b"" or text == self._na:
+            if default is None:
+                raise InvalidArgumentError(f"Field {k} is required but missing in record!")
+            return default
+        if npd.kind == "O":
+            return text
+        if npd.kind == "i":
+            if _CSV_INT.match(text) is not None:
+                v = int(text)
+                if -(1 << (8 * npd.itemsize - 1)) <= v < 1 << (8 * npd.itemsize - 1):
+                    return v
+        elif _CSV_FLOAT.match(text) is not None:
+            v = float(text)
+            if npd.itemsize == 4 and _F32_MAX < abs(v) < float("inf"):
+                with np.errstate(over="ignore"):
+                    v = float(np.float32(v))        # inf, as TF's strtof
+            return v
+        elif _CSV_HEX.match(text) is not None:
+            v = float.fromhex(text.strip().decode("ascii"))
+            if npd.itemsize == 4 and _F32_MAX < abs(v) < float("inf"):
+                with np.errstate(over="ignore"):
+                    v = float(np.float32(v))
+            return v
+        raise InvalidArgumentError(f"Field {k} in record is not a valid {name}: "
+                                   f"{text.decode('utf-8', 'replace')}")
+
+    def _element(self, fields):
+        """The tuple of scalar tensors of one record's fields (TF's checks, its first error
+        raised)."""
+        n_out, values = len(self._defaults), []
+        select_all = not self._select and not self._exclude
+        for k, (text, err) in enumerate(fields):
+            if err is not None:
+                raise InvalidArgumentError(err)
+            if not (select_all or k in self._select or
+                    (self._exclude and k not in self._exclude)):
+                continue
+            if len(values) >= n_out:
+                raise InvalidArgumentError(f"Expect {n_out} fields but have more in record")
+            values.append(self._value(text, len(values)))
+        if len(values) != n_out:
+            raise InvalidArgumentError(f"Expect {n_out} fields but have {len(values)} in "
+                                       "record")
+        host, out = _Host.get(), []
+        for (npd, _, _), v in zip(self._defaults, values):
+            if npd.kind == "O":
+                a = np.empty((), dtype=object)
+                a[()] = v
+            else:
+                a = np.asarray(v, dtype=npd)
+            out.append(Tensor(a, host))
+        return tuple(out)
+
+    def _records(self, path):
+        """The elements of one file (or, skipping errors, of its readable records)."""
+        from .io import _open_stream
+        try:
+            f = _open_stream(path, self._compression, self._what)
+        except Exception:
+            if self._skip_errors:
+                return
+            raise
+        scan = (self._delim, self._quote) + self._patterns
+        with f:
+            buf, pos, final, header = b"", 0, False, self._header
+            while True:
+                got = None
+                if pos < len(buf):
+                    got = _csv_scan(buf, pos, final, *scan)
+                elif final:
+                    if header:
+                        if self._skip_errors:
+                            return
+                        raise InvalidArgumentError(f"Can't read header of file {path}")
+                    return
+                if got is None:
+                    try:
+                        chunk = f.read(_CSV_CHUNK)
+                    except Exception:
+                        if self._skip_errors:
+                            return
+                        raise
+                    buf, pos, final = buf[pos:] + chunk, 0, not chunk
+                    continue
+                fields, pos = got
+                if header:
+                    header = False
+                    if any(err is not None for _, err in fields):
+                        if self._skip_errors:
+                            return
+                        raise InvalidArgumentError(f"Can't read header of file {path}")
+                    continue
+                try:
+                    element = self._element(fields)
+                except InvalidArgumentError:
+                    if self._skip_errors:
+                        continue
+                    raise
+                yield element
+
+    def _generate(self):
+        for path in self._filenames:
+            yield from self._records(path)
+
+    def _element_spec(self):
+        from .dtypes import string
+        return tuple(TensorSpec((), string if npd == object else as_dtype(npd))
+                     for npd, _, _ in self._defaults)
+
+
+
+
+def _csv_glob(file_pattern, what):
+    """The sorted paths matching ``file_pattern`` (a pattern or a list of them), as
+    make_csv_dataset finds them."""
+    from .io import glob
+    if isinstance(file_pattern, list):
+        if not file_pattern:
+            raise ValueError(f"{what}: Argument `file_pattern` should not be empty.")
+        names = []
+        for entry in file_pattern:
+            names.extend(glob(entry))
+    else:
+        names = list(glob(file_pattern))
+    if not names:
+        raise ValueError(f"{what}: No files match `file_pattern` {file_pattern}.")
+    return sorted(os.fspath(n) if not isinstance(n, bytes) else n.decode("utf-8")
+                  for n in names)
+
+
+def _csv_infer_type(text, na_value, prev):
+    """TF's ``_infer_type``: the least permissive of int32, int64, float32, float64, string
+    that ``text`` fits and that still holds the column's earlier values (NumPy's parsing, as
+    TF's; an empty or ``na_value`` field tells nothing)."""
+    if text in ("", na_value):
+        return prev
+
+    def fits(kind):
+        try:
+            with np.errstate(over="ignore"):
+                if kind == "int32":
+                    return np.int32(text) == np.int64(text)
+                if kind == "int64":
+                    np.int64(text)
+                    return True
+                return np.dtype(kind).type(text) < np.inf
+        except (ValueError, OverflowError):
+            return False
+
+    order = ("int32", "int64", "float32", "float64", "string")
+    for i, kind in enumerate(order):
+        if (kind == "string" or fits(kind)) and (prev is None or prev in order[:i + 1]):
+            return kind
+
+
+def _make_csv_dataset(file_pattern, batch_size, column_names=None, column_defaults=None,
+                      label_name=None, select_columns=None, field_delim=",",
+                      use_quote_delim=True, na_value="", header=True, num_epochs=None,
+                      shuffle=True, shuffle_buffer_size=10000, shuffle_seed=None,
+                      prefetch_buffer_size=None, num_parallel_reads=None, sloppy=False,
+                      num_rows_for_inference=100, compression_type=None,
+                      ignore_errors=False, encoding="utf-8") -> Dataset:
+    """Batches of CSV records as ``(features, label)`` (``features`` alone without
+    ``label_name``), as ``tf.data.experimental.make_csv_dataset``.
+
+    ``features`` is an OrderedDict of column name to batched tensor. The files matching
+    ``file_pattern`` are read in sorted order (shuffled each epoch when ``shuffle``), one
+    after another or ``num_parallel_reads`` at a time round-robin. Column names come from
+    the first file's header line unless given (every file's header must match); without
+    ``column_defaults`` each column's type is inferred from the first
+    ``num_rows_for_inference`` records as TF infers it (int32, int64, float32, float64, else
+    string; defaults 0 / ""). ``select_columns`` (names or indices) keeps those columns.
+    Records are shuffled with a ``shuffle_buffer_size`` buffer, repeated ``num_epochs`` times
+    (None: forever, and batches are then all full), batched and prefetched;
+    ``ignore_errors`` skips records that do not parse. ``sloppy`` is accepted (the order is
+    always the deterministic one)."""
+    import csv
+    import gzip
+    what = "make_csv_dataset"
+    if num_parallel_reads is None:
+        num_parallel_reads = 1
+    if prefetch_buffer_size is None:
+        prefetch_buffer_size = AUTOTUNE
+    filenames = _csv_glob(file_pattern, what)
+    files = Dataset.from_tensor_slices(filenames)
+    if shuffle:
+        files = files.shuffle(len(filenames), shuffle_seed)
+
+    comp = "" if compression_type is None else compression_type
+    if comp not in ("", "ZLIB", "GZIP"):
+        raise ValueError(f"{what}: Received unknown `compression_type` {compression_type}. "
+                         "Expected: GZIP, ZLIB or  (empty string).")
+
+    def open_text(path):
+        if comp == "GZIP":
+            return gzip.open(path, "rt", encoding=encoding, newline="")
+        if comp == "ZLIB":
+            raise ValueError(f"{what}: `compression_type` {compression_type} is not supported "
+                             "for probing columns.")
+        return open(path, "r", encoding=encoding, newline="")
+
+    csv_kwargs = {"delimiter": field_delim,
+                  "quoting": csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE}
+    if column_names is None:
+        if not header:
+            raise ValueError(f"{what}: Expected `column_names` or `header` arguments. "
+                             "Neither is provided.")
+        for k, path in enumerate(filenames):
+            with open_text(path) as f:
+                try:
+                    names = next(csv.reader(f, **csv_kwargs))
+                except StopIteration:
+                    raise ValueError(f"{what}: Failed when reading the header line of "
+                                     f"{path}. Is it an empty file?") from None
+            if k == 0:
+                column_names = names
+            elif names != column_names:
+                raise ValueError(f"{what}: All input CSV files should have the same column "
+                                 f"names in the header row. File {path} has different "
+                                 "column names.")
+    column_names = list(column_names)
+    seen, dups = set(), set()
+    for name in column_names:
+        (dups if name in seen else seen).add(name)
+    if dups:
+        raise ValueError(f"{what}: Either `column_names` argument or CSV header row contains "
+                         f"duplicate column names: {dups}.")
+
+    if select_columns is not None:
+        index = {name: i for i, name in enumerate(column_names)}
+        picked = []
+        for v in select_columns:
+            if isinstance(v, int):
+                if v < 0 or v >= len(column_names):
+                    raise ValueError(f"{what}: Column index {v} specified in `select_columns` "
+                                     f"should be > 0  and <= {len(column_names)}, which is "
+                                     "the number of columns.")
+                picked.append(int(v))
+            elif v not in index:
+                raise ValueError(f"{what}: Column {v} specified in `select_columns` must be "
+                                 f"of one of the columns: {index.keys()}.")
+            else:
+                picked.append(index[v])
+        dup_cols = {c for c in picked if picked.count(c) > 1}
+        if dup_cols:
+            raise ValueError(f"{what}: The `select_columns` argument contains duplicate "
+                             f"columns: {dup_cols}.")
+        select_columns = sorted(picked)
+
+    if column_defaults is None:
+        cols = range(len(column_names)) if select_columns is None else select_columns
+        inferred = [None] * len(cols)
+        num_cols = len(column_names)
+
+        def rows():
+            for path in filenames:
+                with open_text(path) as f:
+                    reader = csv.reader(f, **csv_kwargs)
+                    row_num = 1
+                    if header:
+                        next(reader, None)
+                        row_num += 1
+                    for row in reader:
+                        if len(row) != num_cols:
+                            raise ValueError(f"{what}: Problem inferring types: CSV row "
+                                             f"{row_num} has {len(row)} number of fields. "
+                                             f"Expected: {num_cols}.")
+                        row_num += 1
+                        yield row
+
+        for i, row in enumerate(rows()):
+            if num_rows_for_inference is not None and i >= num_rows_for_inference:
+                break
+            for j, c in enumerate(cols):
+                inferred[j] = _csv_infer_type(row[c], na_value, inferred[j])
+        host = _Host.get()
+        column_defaults = []
+        for kind in inferred:
+            kind = kind or "string"
+            if kind == "string":
+                a = np.empty(1, dtype=object)
+                a[0] = b""
+            else:
+                a = np.zeros(1, dtype=kind)
+            column_defaults.append(Tensor(a, host))
+    else:
+        column_defaults = list(column_defaults)
+
+    if select_columns is not None and len(column_defaults) != len(select_columns):
+        raise ValueError(f"{what}: If specified, `column_defaults` and `select_columns` must "
+                         f"have the same length: `column_defaults` has length "
+                         f"{len(column_defaults)}, `select_columns` has length "
+                         f"{len(select_columns)}.")
+    if select_columns is not None and len(column_names) > len(select_columns):
+        column_names = [column_names[i] for i in select_columns]
+    if label_name is not None and label_name not in column_names:
+        raise ValueError(f"{what}: `label_name` provided must be one of the columns: "
+                         f"{column_names}. Received: {label_name}.")
+
+    def read_file(filename):
+        records = _CsvDataset(filename, column_defaults, compression_type=compression_type,
+                              header=header, field_delim=field_delim,
+                              use_quote_delim=use_quote_delim, na_value=na_value,
+                              select_cols=select_columns)
+        records._skip_errors = bool(ignore_errors)
+        return records
+
+    spec = read_file(filenames[0])._element_spec()     # (checks the defaults once, now)
+    cycle = (os.cpu_count() or 1) if num_parallel_reads == AUTOTUNE else num_parallel_reads
+    dataset = files.interleave(read_file, cycle_length=cycle, block_length=1)
+    if shuffle:
+        dataset = dataset.shuffle(shuffle_buffer_size, shuffle_seed)
+    if num_epochs != 1:
+        dataset = dataset.repeat(num_epochs)
+    dataset = dataset.batch(batch_size, drop_remainder=num_epochs is None)
+
+    def to_features(*columns):
+        features = collections.OrderedDict(zip(column_names, columns))
+        if label_name is not None:
+            label = features.pop(label_name)
+            return features, label
+        return features
+
+    lead = None if num_epochs is not None else dataset._size
+    spec = to_features(*[TensorSpec([lead], s.dtype) for s in spec])
+    return _Map(dataset, to_features, spec).prefetch(prefetch_buffer_size)
+
+
+_CsvDataset.__name__ = _CsvDataset.__qualname__ = "CsvDataset"
+_make_csv_dataset.__name__ = _make_csv_dataset.__qualname__ = "make_csv_dataset"
+
+
 def _transformation(method, doc):
     """A ``tf.data.experimental`` function: ``f(*args)`` gives ``lambda ds:
     ds.<method>(*args)`` for ``ds.apply``."""
@@ -2497,6 +3060,8 @@ class _Experimental:
     ThreadingOptions = ThreadingOptions
     DatasetSpec = DatasetSpec
     Optional = Optional
+    CsvDataset = _CsvDataset
+    make_csv_dataset = staticmethod(_make_csv_dataset)
     sample_from_datasets = staticmethod(Dataset.sample_from_datasets)
     choose_from_datasets = staticmethod(Dataset.choose_from_datasets)
     scan = staticmethod(_transformation("scan", "``ds.scan(initial_state, scan_func)``."))
