@@ -1001,6 +1001,9 @@ def _csv_number(text: bytes, npd, f, i):
         return v
     try:
         s = text.decode("ascii").strip()
+        if re.fullmatch(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                        r"([pP][+-]?\d+)?", s):
+            return float.fromhex(s)                 # (strtod's hex floats, as TF)
         if not s or s.lower().lstrip("+-") not in ("inf", "infinity", "nan") and \
                 not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", s):
             raise ValueError

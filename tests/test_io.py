@@ -1073,3 +1073,10 @@ def test_without_pillow(monkeypatch):
         gt.io.decode_jpeg(_jpeg_refs()["jpeg"].tobytes())
     with pytest.raises(ImportError, match=r"pip install 'gradtape\[io\]'"):
         gt.io.encode_jpeg(img)
+
+
+def test_decode_csv_reads_hex_floats_as_tf():
+    a, b = gt.io.decode_csv(["0x10,0x1p3", "-0x.8,0X1.8P1"],
+                            [gt.constant([0.0]), gt.constant([0.0], gt.float64)])
+    np.testing.assert_array_equal(a.numpy(), np.array([16.0, -0.5], np.float32))
+    np.testing.assert_array_equal(b.numpy(), [8.0, 3.0])
