@@ -761,7 +761,9 @@ def _numpy_value(t):
 
 
 def _deliver(element, dev):
-    return nest.map_structure(lambda t: Tensor(dev.asarray(t._value), dev), element)
+    # (string tensors stay on the host, as TF places its string kernels on the CPU)
+    return nest.map_structure(lambda t: t if t._value.dtype.kind == "O" else
+                              Tensor(dev.asarray(t._value), dev), element)
 
 
 class Iterator:

@@ -199,40 +199,21 @@ class Cross:
 
 
 def _serialize_preprocessor(layer):
-    """The layer's entry (Keras' layout, with ``build_config``) and, for a lookup layer with
-    a vocabulary, the vocabulary (and tf-idf weights) that Keras keeps as the file's assets
-    (an adapted ``StringLookup``'s configuration does not hold it)."""
+    """The layer's entry (Keras' layout, with ``build_config``). As Keras, an adapted lookup
+    layer's vocabulary is not in it: a saved file holds it as the layer's assets
+    (``assets/preprocessors/<layer>/vocabulary.txt``)."""
     from .saving import serialize_layer
     entry = serialize_layer(layer)
     entry["build_config"] = {"input_shape": [None, 1]} if layer.built else {}
-    if hasattr(layer, "get_vocabulary") and hasattr(layer, "set_vocabulary") and \
-            layer.get_vocabulary(include_special_tokens=False):
-        assets = {"vocabulary": [v if isinstance(v, (int, np.integer)) else str(v)
-                                 for v in layer.get_vocabulary()]}
-        idf = getattr(layer, "idf_weights", None)
-        if idf is not None:
-            assets["idf_weights"] = np.asarray(idf.numpy() if isinstance(idf, Tensor)
-                                               else idf).tolist()
-        entry["assets"] = assets
     return entry
 
 
 def _deserialize_preprocessor(entry):
     """The preprocessing layer of a serialized :class:`Feature`, built when it was (so a
-    Normalization has the weights a saved file fills)."""
+    Normalization has the weights a saved file fills). (gradtape's earlier files kept an
+    adapted vocabulary in the entry's ``"assets"``: set from there.)"""
     from .saving import deserialize_layer
-    entry = dict(entry)
-    config = dict(entry.get("config") or {})
-    num_bins = None
-    if entry.get("class_name") == "Discretization" and \
-            config.get("bin_boundaries") is not None and config.get("num_bins") is not None:
-        # an adapted Discretization holds both, which its constructor refuses (Keras sets
-        # the boundaries after construction too)
-        num_bins = config.pop("num_bins")
-        entry["config"] = config
     layer = deserialize_layer(entry)
-    if num_bins is not None:
-        layer.num_bins = num_bins
     assets = entry.get("assets")
     if assets:
         layer.set_vocabulary(assets["vocabulary"], idf_weights=assets.get("idf_weights"))
@@ -659,18 +640,32 @@ class FeatureSpace(Layer):
     @classmethod
     def from_config(cls, config):
         """The space of :meth:`get_config`, to adapt again (as Keras); the one a saved file
-        holds is adapted, its statistics filled from the file's weights."""
+        holds is adapted, its statistics filled from the file's weights and its
+        vocabularies from the file's assets (read after this; so, as Keras, its encoders
+        are made at first use)."""
         config = dict(config)
         adapted = config.pop("adapted", False)
         space = cls(**config)
         if adapted:
             space._is_adapted = True
-            space._build_encoders()
         return space
+
+    def build_from_config(self, config):
+        """Keras' ``build_from_config`` of a saved space (its ``build_config``: each
+        feature's preprocessor's, built when it has an input shape): the space is adapted
+        (its state is read from the file after this)."""
+        for name, cfg in (config or {}).items():
+            pre = self.features[name].preprocessor if name in self.features else None
+            shape = (cfg or {}).get("input_shape") if isinstance(cfg, dict) else None
+            if pre is not None and shape is not None and not pre.built:
+                pre.build(tuple(shape))
+                pre.built = True
+        self._is_adapted = True
 
     def save(self, filepath):
         """Write the space to a ``.keras`` file, which ``keras.models.load_model`` reads
-        back (adapted: vocabularies and bins in its configuration, statistics as weights)."""
+        back (adapted: bins in its configuration, statistics as weights, vocabularies as
+        assets, as Keras)."""
         from .saving import save_model
         self._check_if_built()
         return save_model(self, filepath)

@@ -31,6 +31,11 @@ resolved as for every gradtape layer (an enclosing call's value, ``fit``'s ``Tru
 counterpart; Keras runs it on the CPU too); ``IntegerLookup`` with ``num_oov_indices=0``
 reads them to check that every value is in the vocabulary. String tensors live on the host,
 so the string layers work there and put the indices they make on the current device.
+Saved models keep the lookups' state as Keras does: a vocabulary given to the constructor
+in the config, an adapted one as the layer's asset ``vocabulary.txt`` (``save_assets`` /
+``load_assets``; ``TextVectorization`` delegates to its ``StringLookup``), ``"tf_idf"``
+weights as an own variable ``idf_weights`` (``save_own_variables`` /
+``load_own_variables``); an adapted ``Discretization`` keeps its boundaries in the config.
 Left out: ``salt`` (SipHash) of ``Hashing`` and the lookups, ``IntegerLookup``'s
 ``"tf_idf"`` mode and ``oov_method="farmhash"``, and sparse outputs.
 """
@@ -714,6 +719,19 @@ class Discretization(Layer):
                 "num_bins": self.num_bins, "epsilon": self.epsilon,
                 "output_mode": self.output_mode, "sparse": self.sparse}
 
+    @classmethod
+    def from_config(cls, config):
+        """The layer of :meth:`get_config`. An adapted layer's config holds both
+        ``num_bins`` and the learned ``bin_boundaries``, which the constructor refuses
+        together: as Keras, the boundaries are applied after construction."""
+        config = dict(config)
+        if config.get("bin_boundaries") is not None and config.get("num_bins") is not None:
+            boundaries = config.pop("bin_boundaries")
+            layer = cls(**config)
+            layer.bin_boundaries = [float(b) for b in boundaries]
+            return layer
+        return cls(**config)
+
 
 # --- hashing ----------------------------------------------------------------------------------
 
@@ -826,6 +844,46 @@ def _check_lookup_sizes(who, max_tokens, pad_to_max_tokens, num_oov_indices):
                          f"Received: num_oov_indices={num_oov_indices}")
 
 
+_VOCABULARY_FILE = "vocabulary.txt"
+
+
+def _save_vocabulary(dir_path, vocabulary):
+    """Keras' ``save_assets`` of a lookup layer: ``vocabulary.txt`` in ``dir_path``, one
+    token a line (the special tokens first), joined by newlines without a final one."""
+    import os
+    lines = [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in vocabulary]
+    with open(os.path.join(dir_path, _VOCABULARY_FILE), "wb") as f:
+        f.write(b"\n".join(lines))
+
+
+def _load_vocabulary(dir_path):
+    """The tokens (``bytes``) of ``vocabulary.txt`` in ``dir_path``: its lines, each without
+    the ``"\\r"`` that Windows writes before the newline, empty lines at the end dropped
+    (as Keras' ``load_assets``); None when there is none. Lines split at ``"\\n"`` only,
+    the exact inverse of the writer, so a token holding another line-break character (or
+    bytes that are not UTF-8) survives."""
+    import os
+    if dir_path is None:
+        return None
+    path = os.path.join(os.fspath(dir_path), _VOCABULARY_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in f.read().split(b"\n")]
+    while lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def _saved_idf(store, who):
+    """The ``idf_weights`` entry of a saved layer's own variables, as a float32 vector."""
+    w = np.asarray(store["idf_weights"])
+    if w.ndim != 1 or w.dtype.kind not in "fiu":
+        raise ValueError(f"{who}: the saved idf_weights must be a vector of numbers, got "
+                         f"shape {w.shape} dtype {w.dtype}")
+    return w.astype(np.float32)
+
+
 class IntegerLookup(Layer):
     """Integers to vocabulary indices, as Keras' ``IntegerLookup``: index 0 is
     ``mask_token`` when one is set (``"int"`` mode), then ``num_oov_indices`` indices for
@@ -843,6 +901,8 @@ class IntegerLookup(Layer):
                  vocabulary=None, vocabulary_dtype="int64", idf_weights=None, invert=False,
                  output_mode="int", sparse=False, pad_to_max_tokens=False,
                  oov_method="floormod", salt=None, name=None, **kwargs):
+        # Keras' config: the vocabulary's size when saved (its values come with the assets)
+        saved_size = kwargs.pop("vocabulary_size", None)
         super().__init__(name=name, **kwargs)
         who = "IntegerLookup"
         _check_lookup_sizes(who, max_tokens, pad_to_max_tokens, num_oov_indices)
@@ -871,10 +931,13 @@ class IntegerLookup(Layer):
         self.salt = None
         self._vocab = None                 # the learned/given tokens (no special ones)
         self._given = vocabulary is not None
+        self.input_vocabulary = vocabulary
+        self._saved_vocab_size = saved_size
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
-    _UNTRACKED = Layer._UNTRACKED | {"_vocab", "_given", "_tables"}
+    _UNTRACKED = Layer._UNTRACKED | {"_vocab", "_given", "_tables", "input_vocabulary",
+                                     "_saved_vocab_size"}
 
     def _oov_start(self):
         return 1 if self.mask_token is not None and self.output_mode == "int" else 0
@@ -964,7 +1027,8 @@ class IntegerLookup(Layer):
         from .ops.extra import searchsorted
         from .ops.math import floormod, logical_and, where
         from .ops.shape import gather, reshape
-        if self._vocab is None:
+        from .keras_graph import probing
+        if self._vocab is None and not probing():
             raise RuntimeError(f"IntegerLookup layer '{self.name}': set a vocabulary "
                                "(`vocabulary=` or `set_vocabulary`) or call `adapt` first")
         x = _input(inputs, "IntegerLookup")
@@ -972,6 +1036,15 @@ class IntegerLookup(Layer):
             raise TypeError(f"IntegerLookup layer '{self.name}': expected integer inputs, got "
                             f"{x._value.dtype}")
         x = cast(x, np.int64)
+        if self._vocab is None:
+            # a functional model's shape probe before the vocabulary is set (a saved file's
+            # assets come after the model is rebuilt): the vocabulary's size from the config
+            out = x * 0
+            if self.output_mode == "int":
+                return out
+            depth = self.max_tokens if self.pad_to_max_tokens else (
+                self._saved_vocab_size or self._token_start())
+            return _encode(out, self.output_mode, depth, np.int64)
         dev = x._device
         keys, values, vocab = self._table(dev)
         shape = list(x._value.shape)
@@ -1019,8 +1092,32 @@ class IntegerLookup(Layer):
                 "mask_token": self.mask_token, "output_mode": self.output_mode,
                 "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,
                 "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": None,
-                "vocabulary": list(self._vocab) if self._vocab is not None else None,
+                "vocabulary": _listify(self.input_vocabulary),
+                "vocabulary_size": None if self._vocab is None else self.vocabulary_size(),
                 "oov_method": self.oov_method, "salt": self.salt}
+
+    # --- saving (Keras' protocol) -------------------------------------------------------
+    def save_assets(self, dir_path):
+        """Keras' ``save_assets``: a vocabulary not given to the constructor (adapted, or
+        set by :meth:`set_vocabulary`; the config holds a given one) is written to
+        ``vocabulary.txt`` in ``dir_path``, one value a line, the special tokens first."""
+        if self.input_vocabulary is not None or self._vocab is None:
+            return
+        _save_vocabulary(dir_path, self.get_vocabulary())
+
+    def load_assets(self, dir_path):
+        """Keras' ``load_assets``: the vocabulary :meth:`save_assets` wrote, if any."""
+        if self.input_vocabulary is not None:
+            return
+        lines = _load_vocabulary(dir_path)
+        if lines is None:
+            return
+        try:
+            values = [int(v) for v in lines]
+        except ValueError:
+            raise ValueError(f"IntegerLookup layer '{self.name}': the saved vocabulary holds "
+                             f"values that are not integers: {lines[:5]}") from None
+        self.set_vocabulary(values)
 
 
 # --- string lookup and text vectorization -----------------------------------------------------
@@ -1046,6 +1143,13 @@ def _string_input(x, who):
         return convert_to_tensor(x, dtype="string")
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{who}: expected strings, got {type(x).__name__} ({exc})") from None
+
+
+def _host_value(t) -> np.ndarray:
+    """The host array of a tensor (string tensors live on the host already; this reads one
+    that some device holds without an implicit conversion)."""
+    v = t._value
+    return v if isinstance(v, np.ndarray) else t._device.to_host(v)
 
 
 def _output_device():
@@ -1303,14 +1407,14 @@ class StringLookup(Layer):
                              "method.")
         data = _string_input(data, type(self).__name__)
         if isinstance(data, RaggedTensor):
-            flat = data.flat_values._value.reshape(-1).tolist()
+            flat = _host_value(data.flat_values).reshape(-1).tolist()
             self._counts.update(flat)
             if self.output_mode == "tf_idf":
                 for row in data.to_list():
                     self._doc_counts.update(set(_flat_items(row)))
                 self._num_documents += data.nrows_host()
             return
-        host = data._value
+        host = _host_value(data)
         if host.ndim < 2:
             host = host.reshape(1, -1)
         self._counts.update(host.reshape(-1).tolist())
@@ -1369,11 +1473,13 @@ class StringLookup(Layer):
         index = self.__dict__.get("_index")
         if index is None:
             start = self._token_start()
+            tokens = self._tokens or []     # (none yet: a shape probe, see _check_ready)
             if self.invert:
-                index = self._tokens
+                index = tokens
             else:
-                index = {t: i + start for i, t in enumerate(self._tokens)}
-            self.__dict__["_index"] = index
+                index = {t: i + start for i, t in enumerate(tokens)}
+            if self._tokens is not None:
+                self.__dict__["_index"] = index
         return index
 
     def _ids(self, host: np.ndarray) -> np.ndarray:
@@ -1447,6 +1553,9 @@ class StringLookup(Layer):
                                f"`vocabulary` argument to the layer, or call `adapt` with "
                                f"some sample data.")
         if self._tokens is None:
+            from .keras_graph import probing
+            if probing():       # (a functional model rebuilt before its assets are read)
+                return
             raise RuntimeError(f"{who} layer '{self.name}': the vocabulary is not set; pass "
                                "`vocabulary=`, call `set_vocabulary` or `adapt` first")
 
@@ -1491,6 +1600,9 @@ class StringLookup(Layer):
     def _idf_row(self, depth):
         idf = self._idf
         if idf is None:
+            from .keras_graph import probing
+            if probing() and self._tokens is None:
+                return np.zeros(depth, np.float32)
             raise ValueError("When `output_mode` is `'tf_idf'`, `idf_weights` must be "
                              "provided.")
         if idf.size < depth:
@@ -1538,6 +1650,46 @@ class StringLookup(Layer):
                 "vocabulary": _listify(self.input_vocabulary),
                 "vocabulary_size": self._frozen_vocab_size, "oov_method": self.oov_method,
                 "salt": self.salt, "encoding": self.encoding}
+
+    # --- saving (Keras' protocol) -------------------------------------------------------
+    def save_own_variables(self, store):
+        """Keras' ``save_own_variables``: in ``"tf_idf"`` mode the idf weights (one per
+        index), as ``store["idf_weights"]``."""
+        if self.output_mode == "tf_idf" and self._idf is not None:
+            store["idf_weights"] = np.array(self._idf, np.float32)
+
+    def load_own_variables(self, store):
+        """Keras' ``load_own_variables``: the idf weights :meth:`save_own_variables`
+        wrote (before :meth:`load_assets` reads the vocabulary they go with)."""
+        if self.output_mode == "tf_idf" and "idf_weights" in store:
+            self._idf = _saved_idf(store, f"{type(self).__name__} layer '{self.name}'")
+
+    def save_assets(self, dir_path):
+        """Keras' ``save_assets``: a vocabulary not given to the constructor as a list
+        (adapted, set by :meth:`set_vocabulary`, or read from a file; the config holds a
+        given list) is written to ``vocabulary.txt`` in ``dir_path``, one token a line,
+        the special tokens first."""
+        if self.input_vocabulary is not None or self._tokens is None:
+            return
+        _save_vocabulary(dir_path, self.get_vocabulary())
+
+    def load_assets(self, dir_path):
+        """Keras' ``load_assets``: the vocabulary :meth:`save_assets` wrote, if any (in
+        ``"tf_idf"`` mode with the idf weights :meth:`load_own_variables` read)."""
+        if self.input_vocabulary is not None:
+            return
+        tokens = _load_vocabulary(dir_path)
+        if tokens is None:
+            return
+        if self.output_mode != "tf_idf":
+            self.set_vocabulary(tokens)
+            return
+        if self._idf is None:
+            raise ValueError(f"{type(self).__name__} layer '{self.name}': the saved "
+                             "vocabulary comes without its idf_weights (output_mode "
+                             "'tf_idf')")
+        # (saved padded to max_tokens with pad_to_max_tokens: set_vocabulary pads again)
+        self.set_vocabulary(tokens, idf_weights=self._idf[:len(tokens)])
 
 
 def _flat_items(row):
@@ -1685,6 +1837,19 @@ class TextVectorization(Layer):
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
         self._lookup_layer.set_vocabulary(vocabulary, idf_weights=idf_weights)
+
+    # --- saving (Keras' protocol: the state of the lookup layer) ------------------------
+    def save_own_variables(self, store):
+        self._lookup_layer.save_own_variables(store)
+
+    def load_own_variables(self, store):
+        self._lookup_layer.load_own_variables(store)
+
+    def save_assets(self, dir_path):
+        self._lookup_layer.save_assets(dir_path)
+
+    def load_assets(self, dir_path):
+        self._lookup_layer.load_assets(dir_path)
 
     # --- the pipeline -----------------------------------------------------------------
     def _preprocess(self, inputs):

@@ -11,18 +11,24 @@ variables, as ``save_weights`` writes them; never pickle) and, once the compiled
 taken a step, ``optimizer.safetensors``: its step count, learning rate and every slot of
 every model variable (Adam's moments, SGD's momentum...), so that training resumes after
 ``load_model`` exactly where it stopped, as in Keras (``save(..., include_optimizer=False)``
-leaves it out). It is written to a temporary file and renamed, so a crash never leaves half
-a model. Sequential and functional models of gradtape's layers save; a subclassed model, a
-``Lambda`` layer or an operator on symbolic tensors has no architecture to write (save the
-weights instead, and build the model in code).
+leaves it out). State a layer keeps outside its weights goes through Keras' protocol: the
+files of its ``save_assets(dir_path)`` under ``assets/<the layer's path>/`` (an adapted
+lookup or text layer's ``vocabulary.txt``) and the arrays of its
+``save_own_variables(store)`` in ``own_variables.safetensors`` (``"tf_idf"`` weights),
+read back by ``load_own_variables`` and ``load_assets``; layers of your own classes that
+define them get the same service. It is written to a temporary file and renamed, so a crash
+never leaves half a model. Sequential and functional models of gradtape's layers save; a
+subclassed model, a ``Lambda`` layer or an operator on symbolic tensors has no architecture
+to write (save the weights instead, and build the model in code).
 Layers of your own classes load when given in ``custom_objects`` or registered with
 :func:`register_keras_serializable`.
 
 Models TensorFlow saved load too (their weights are HDF5: ``pip install 'gradtape[io]'``
 brings h5py): ``load_model`` reads Keras 3's ``.keras`` files (the architecture, the weights,
-the compile arguments and the optimizer's state) and tf.keras 2's ``.h5`` models, built of
-the layers gradtape has, and ``model.load_weights`` reads Keras' ``.weights.h5`` files into
-a model built the same way in gradtape::
+the compile arguments, the optimizer's state and the layers' assets and own variables: the
+vocabularies and idf weights of lookup and text layers) and tf.keras 2's ``.h5`` models,
+built of the layers gradtape has, and ``model.load_weights`` reads Keras' ``.weights.h5``
+files into a model built the same way in gradtape::
 
     model = gt.keras.models.load_model("trained_with_tf.keras")
 
@@ -233,7 +239,7 @@ def deserialize_layer(data, custom_objects=None):
         shape = config.get("batch_shape")
         if shape is None:
             shape = config.get("batch_input_shape")      # (tf.keras 2's name)
-        return InputLayer(batch_shape=shape, dtype=config.get("dtype"),
+        return InputLayer(batch_shape=shape, dtype=_saved_dtype(config.get("dtype")),
                           name=config.get("name"))
     from .layers import Sequential
     if issubclass(cls, Sequential):
@@ -251,6 +257,19 @@ def _check_json(value, who):
     except (TypeError, ValueError) as exc:
         raise SavingError(f"{who}: its configuration cannot be written as JSON ({exc})") \
             from None
+
+
+def _input_dtype_name(dtype) -> str:
+    """The name an input's dtype is saved under: Keras' ``"string"`` for strings (whose
+    host arrays hold Python objects), else NumPy's name (``"float32"``)."""
+    dtype = np.dtype(dtype if dtype is not None else np.float32)
+    return "string" if dtype.kind == "O" else dtype.name
+
+
+def _saved_dtype(name):
+    """A saved input dtype as ``keras.Input`` takes it (gradtape's earlier files wrote
+    strings as ``"object"``)."""
+    return "string" if name == "object" else name
 
 
 # --- Sequential ----------------------------------------------------------------------------------
@@ -278,7 +297,7 @@ def _sequential_config(model) -> dict:
         source = getattr(inputs[0], "_input_layer", None)
         layers.insert(0, {"module": "keras.layers", "class_name": "InputLayer", "config": {
             "batch_shape": shape,
-            "dtype": np.dtype(dtype if dtype is not None else np.float32).name,
+            "dtype": _input_dtype_name(dtype),
             "sparse": False, "ragged": False,
             "name": source.name if source is not None else "input_layer",
             "optional": False}, "registered_name": None})
@@ -298,7 +317,8 @@ def _sequential_from_config(cls, config, custom_objects):
     shape = config.get("build_input_shape")
     first = []
     if shape is not None and not (layers and isinstance(layers[0], InputLayer)):
-        first = [Input(batch_shape=tuple(shape), dtype=config.get("input_dtype") or None)]
+        first = [Input(batch_shape=tuple(shape),
+                       dtype=_saved_dtype(config.get("input_dtype")) or None)]
     model = cls(first + layers, name=config.get("name"))
     model.trainable = bool(config.get("trainable", True))
     return model
@@ -355,7 +375,8 @@ def _functional_config(model) -> dict:
         _claim(layer, f"Model '{model.name}'")
         if layer in graph.input_layers:
             entry = {"class_name": "InputLayer", "config": {
-                "batch_shape": list(layer.batch_shape), "dtype": layer._input_dtype.name,
+                "batch_shape": list(layer.batch_shape),
+                "dtype": _input_dtype_name(layer._input_dtype),
                 "name": layer.name}}
         else:
             entry = serialize_layer(layer)
@@ -533,10 +554,13 @@ def save_model(model, filepath, overwrite=True, *, include_optimizer=True) -> st
                           "call it on a batch (or build it) first")
     config = {"format": FORMAT, "model": arch, "compile": _compile_config(model)}
     opt_state = _optimizer_arrays(model) if include_optimizer and config["compile"] else None
+    _, _, objects = _keras3_walk(model)
+    own_state = _own_state_arrays(objects)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         staged = os.path.join(tmp, "model.zip")
+        assets = _write_assets(objects, os.path.join(tmp, ASSETS_DIR))
         with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("config.json", json.dumps(config, indent=1))
             zf.writestr("metadata.json", json.dumps({"gradtape_version": __version__,
@@ -549,6 +573,12 @@ def save_model(model, filepath, overwrite=True, *, include_optimizer=True) -> st
                 state = os.path.join(tmp, OPTIMIZER_MEMBER)
                 write_arrays(state, opt_state, "optimizer")
                 zf.write(state, OPTIMIZER_MEMBER)
+            if own_state:
+                state = os.path.join(tmp, OWN_STATE_MEMBER)
+                write_arrays(state, own_state, "own_variables")
+                zf.write(state, OWN_STATE_MEMBER)
+            for file, name in assets:
+                zf.write(file, name)
         os.replace(staged, path)
     return path
 
@@ -760,6 +790,158 @@ def load_own_weights(module, filepath) -> None:
         var._set(arr)
 
 
+# --- state kept outside the weights: Keras' own variables and assets ----------------------------
+#
+# As Keras' ``saving_lib``, each object of the model (at the path :func:`_keras3_walk` gives
+# it) that defines ``save_own_variables(store)`` puts extra arrays in ``store`` (a
+# ``"tf_idf"`` lookup layer's ``idf_weights``), and each that defines
+# ``save_assets(dir_path)`` writes files to its own folder (a lookup layer's adapted
+# ``vocabulary.txt``); loading hands them back through ``load_own_variables(store)`` (first)
+# and ``load_assets(dir_path)`` (``None`` for an object whose folder the file lacks, as
+# Keras). In gradtape's files the arrays are ``own_variables.safetensors`` (``<path>/vars/
+# <key>``, as Keras' weights file names them) and the files ``assets/<path>/...``, as in
+# Keras' ``.keras`` files.
+
+OWN_STATE_MEMBER = "own_variables.safetensors"
+ASSETS_DIR = "assets"
+
+
+def _join(*parts):
+    return "/".join(p for p in parts if p)
+
+
+def _has_method(obj, name):
+    return callable(getattr(obj, name, None))
+
+
+def _own_state_arrays(objects) -> dict:
+    """``{"<path>/vars/<key>": host array}`` of what each object's ``save_own_variables``
+    stores."""
+    from .tensor import Tensor
+    arrays = {}
+    for path, obj in objects:
+        if not _has_method(obj, "save_own_variables"):
+            continue
+        store = {}
+        obj.save_own_variables(store)
+        for key, value in store.items():
+            if isinstance(value, Tensor):
+                value = value.numpy()
+            arrays[_join(path, "vars", str(key))] = np.ascontiguousarray(np.asarray(value))
+    return arrays
+
+
+def _own_state_stores(objects, names, used):
+    """``[(path, object, {key: entry name})]``: for each object that defines
+    ``load_own_variables``, the entries ``<path>/vars/<key>`` of ``names`` not in ``used``
+    (its weights); the entries given out are added to ``used``."""
+    stores = []
+    for path, obj in objects:
+        if not _has_method(obj, "load_own_variables"):
+            continue
+        prefix = _join(path, "vars") + "/"
+        store = {name[len(prefix):]: name for name in names
+                 if name.startswith(prefix) and name not in used
+                 and "/" not in name[len(prefix):]}
+        if store:
+            used.update(store.values())
+            stores.append((path, obj, store))
+    return stores
+
+
+def _give_own_state(stores, read, who, where):
+    """Call ``load_own_variables`` of each object of ``stores`` with its arrays (``read``
+    gives the array of an entry name)."""
+    for path, obj, store in stores:
+        try:
+            obj.load_own_variables({key: read(name) for key, name in store.items()})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SavingError(f"{who}: {where}: {type(obj).__name__} '{obj.name}' could not "
+                              f"read its saved state ({_join(path, 'vars')}: "
+                              f"{type(exc).__name__}: {exc})") from exc
+
+
+def _write_assets(objects, root):
+    """Call ``save_assets`` of every object that defines it with its folder under ``root``;
+    ``[(file, name in the archive)]`` of the files they wrote, in order."""
+    for path, obj in objects:
+        if _has_method(obj, "save_assets"):
+            folder = os.path.join(root, *path.split("/")) if path else root
+            os.makedirs(folder, exist_ok=True)
+            obj.save_assets(folder)
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            found.append((full, f"{ASSETS_DIR}/{rel}"))
+    return found
+
+
+def _read_assets(zf, path, model, who="load_model"):
+    """Hand the files under ``assets/`` of the archive ``zf`` to the ``load_assets`` of the
+    objects of ``model`` (each its own folder). Files in no such object's folder are an
+    error: the state they hold would be lost."""
+    prefix = ASSETS_DIR + "/"
+    members = [n for n in zf.namelist() if n.startswith(prefix) and not n.endswith("/")]
+    if not members:
+        return
+    _, _, objects = _keras3_walk(model)
+    readers = [(p, obj) for p, obj in objects if _has_method(obj, "load_assets")]
+    unread = [n for n in members if not any(
+        not p or n[len(prefix):].startswith(p + "/") for p, _ in readers)]
+    if unread:
+        raise SavingError(f"{who}: {path} holds assets ({', '.join(unread[:4])}) that no "
+                          f"layer of {type(model).__name__} '{model.name}' reads (no "
+                          "load_assets at that place); the state they hold would be lost")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, ASSETS_DIR)
+        for name in members:
+            parts = name[len(prefix):].split("/")
+            if any(part in ("", ".", "..") or "\\" in part or ":" in part
+                   for part in parts):
+                raise SavingError(f"{who}: {path}: the asset {name!r} is not a plain path "
+                                  "inside the archive")
+            target = os.path.join(root, *parts)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(zf.read(name))
+        for obj_path, obj in readers:
+            folder = os.path.join(root, *obj_path.split("/")) if obj_path else root
+            try:
+                obj.load_assets(folder if os.path.isdir(folder) else None)
+            except (OSError, TypeError, ValueError, RuntimeError) as exc:
+                raise SavingError(f"{who}: {path}: {type(obj).__name__} '{obj.name}' could "
+                                  f"not read its assets ({ASSETS_DIR}/{obj_path}: "
+                                  f"{type(exc).__name__}: {exc})") from exc
+
+
+def _read_own_state(zf, path, model, objects=None, who="load_model"):
+    """Hand the arrays of the archive's ``own_variables.safetensors`` to the objects of
+    ``model`` (their ``load_own_variables``); an entry no object takes is an error."""
+    from .checkpoint import CheckpointError, _listing, read_arrays
+    if OWN_STATE_MEMBER not in zf.namelist():
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            zf.extract(OWN_STATE_MEMBER, tmp)
+            arrays, _ = read_arrays(os.path.join(tmp, OWN_STATE_MEMBER), kind="own_variables")
+        except (CheckpointError, zipfile.BadZipFile, OSError) as exc:
+            message = str(exc).replace(os.path.join(tmp, OWN_STATE_MEMBER), OWN_STATE_MEMBER)
+            raise SavingError(f"{who}: {path}: its {OWN_STATE_MEMBER} cannot be read: "
+                              f"{message}") from None
+    if objects is None:
+        _, _, objects = _keras3_walk(model)
+    used = set()
+    stores = _own_state_stores(objects, list(arrays), used)
+    extra = sorted(set(arrays) - used)
+    if extra:
+        raise SavingError(f"{who}: {path}: its {OWN_STATE_MEMBER} holds entries with no "
+                          f"place in {type(model).__name__} '{model.name}': {_listing(extra)}")
+    _give_own_state(stores, arrays.__getitem__, who, path)
+
+
 def _read_weights(zf, path, model):
     from .checkpoint import CheckpointError
     names = zf.namelist()
@@ -789,6 +971,7 @@ def load_weights_of_saved_model(model, filepath):
                                      "load_weights")
             return
         _read_weights(zf, path, model)
+        _read_own_state(zf, path, model, who="load_weights")
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
@@ -823,6 +1006,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         try:
             model = deserialize_layer(config["model"], custom_objects)
             _read_weights(zf, path, model)
+            _read_own_state(zf, path, model)
+            _read_assets(zf, path, model)
         except (SavingError, CheckpointError):
             raise
         except Exception as exc:
@@ -972,15 +1157,25 @@ def _keras_attr_key(name):
 
 def _keras3_paths(model):
     """``([(path in Keras 3's weights file, variable, what it is)], paths to skip)`` for
-    every variable of ``model``: the layout Keras 3 writes for the same model. As Keras,
-    a Sequential or functional model's ``layers`` come first, then every attribute in
+    every variable of ``model``: the layout Keras 3 writes for the same model (see
+    :func:`_keras3_walk`)."""
+    entries, skip, _ = _keras3_walk(model)
+    return entries, skip
+
+
+def _keras3_walk(model):
+    """``(entries, skip, objects)``: :func:`_keras3_paths`'s entries and paths to skip, and
+    ``[(path, object)]`` for ``model`` and every layer in it, each at the path Keras 3's
+    ``saving_lib`` (``_save_state``) gives it: the group of its variables in the weights
+    file, and the folder of its assets (``assets/<path>/``). As Keras, a Sequential or
+    functional model's ``layers`` come first, then every attribute in
     :func:`_keras_attr_key` order (a subclassed model's ``layers`` among them: the layers it
     holds), and an object reachable twice is saved at the first place it is met. A LoRA
     layer's adapters have no place there (Keras writes the merged weight)."""
     from .layers import InputLayer, Layer, Model, Sequential, TFOpLambda, _child_modules
     from .layers_extra import MultiHeadAttention, Normalization
     names = {id(v): p for p, v in model.named_variables()}
-    out, skip, seen = [], set(), set()
+    out, skip, seen, objects = [], set(), set(), []
     adapters = _lora_adapters(model)
 
     def join(*parts):
@@ -990,6 +1185,7 @@ def _keras3_paths(model):
         if id(obj) in seen:
             return
         seen.add(id(obj))
+        objects.append((path, obj))
         own, children = _own_and_children(obj)
         if adapters:            # (a LoRA layer's adapters are not in the file: Keras merges)
             own = [(attr, var) for attr, var in own if id(var) not in adapters]
@@ -1025,7 +1221,7 @@ def _keras3_paths(model):
                 visit(child, join(path, attr, base if k == 0 else f"{base}_{k}"))
     visit(model, "")
     known = {id(v) for v in model.variables}
-    return [entry for entry in out if id(entry[1]) in known], skip
+    return [entry for entry in out if id(entry[1]) in known], skip, objects
 
 
 def _h5_datasets(group) -> dict:
@@ -1075,8 +1271,11 @@ def _fit_arrays(plan, who, where, model, extra=()):
 
 
 def _read_keras3_weights(model, h5file, where, who):
-    """Load ``model``'s variables from a Keras 3 weights file (an open h5py File)."""
-    paths, skip = _keras3_paths(model)
+    """Load ``model``'s variables from a Keras 3 weights file (an open h5py File), and the
+    extra arrays Keras' ``save_own_variables`` wrote (``<path>/vars/<key>``, a ``"tf_idf"``
+    lookup's ``idf_weights``) through the ``load_own_variables`` of the layers that define
+    it."""
+    paths, skip, objects = _keras3_walk(model)
     datasets = _h5_datasets(h5file)
     plan, used = [], set()
     for path, var, label in paths:
@@ -1088,9 +1287,11 @@ def _read_keras3_weights(model, h5file, where, who):
         plan.append((var, np.asarray(ds[()]), f"{label} ({path})"))
     for var in _lora_adapters(model).values():      # (zeroed after loading, as Keras)
         plan.append((var, np.zeros(var._value.shape, var._value.dtype), var.name))
+    stores = _own_state_stores(objects, [p for p in datasets if p not in skip], used)
     extra = sorted(p for p in datasets if p not in used and p not in skip
                    and p.split("/", 1)[0] not in ("optimizer", "metrics"))
     _fit_arrays(plan, who, where, model, extra)
+    _give_own_state(stores, lambda name: np.asarray(datasets[name][()]), who, where)
 
 
 def _keras3_optimizer_arrays(h5file):
@@ -1464,7 +1665,10 @@ def _keras_model(entry, custom_objects, path):
     ``model_config``), built."""
     try:
         model = deserialize_layer(entry, custom_objects)
-        if not model.built:
+        build_from_config = getattr(model, "build_from_config", None)
+        if callable(build_from_config) and isinstance(entry.get("build_config"), dict):
+            build_from_config(entry["build_config"])      # (a FeatureSpace)
+        elif not model.built:
             shape = (entry.get("build_config") or {}).get("input_shape")
             if shape is None:
                 shape = (entry.get("config") or {}).get("build_input_shape")
@@ -1481,10 +1685,6 @@ def _keras_model(entry, custom_objects, path):
 def _load_keras_zip(zf, path, config, custom_objects, compile):
     """``load_model`` of a ``.keras`` file that Keras 3 wrote."""
     names = zf.namelist()
-    assets = [n for n in names if n.startswith("assets/") and not n.endswith("/")]
-    if assets:
-        raise SavingError(f"load_model: {path} holds assets ({', '.join(assets[:4])}): the "
-                          "state of lookup or text layers, which gradtape does not read")
     model = _keras_model(config, custom_objects, path)
     opt_values = None
     if KERAS_WEIGHTS_MEMBER in names:
@@ -1496,6 +1696,7 @@ def _load_keras_zip(zf, path, config, custom_objects, compile):
     elif model.variables:
         raise SavingError(f"load_model: {path} has no {KERAS_WEIGHTS_MEMBER}; the model has "
                           f"{len(model.variables)} weights")
+    _read_assets(zf, path, model)
     comp = config.get("compile_config")
     if compile and comp and _compile_from_keras(model, comp, path) and opt_values:
         _restore_keras_optimizer(model, opt_values, path,
@@ -1784,7 +1985,7 @@ def clone_model(model, input_tensors=None, clone_function=None, call_function=No
             if shape is not None:
                 dtype = model.__dict__.get("_input_dtype")
                 first = [Input(batch_shape=tuple(shape),
-                               dtype=None if dtype is None else np.dtype(dtype).name)]
+                               dtype=None if dtype is None else _input_dtype_name(dtype))]
         new = Sequential(first + new_layers, name=model.name, trainable=model.trainable)
         _copy_compile(model, new)
         return new
@@ -1807,10 +2008,12 @@ def clone_model(model, input_tensors=None, clone_function=None, call_function=No
             new_inputs = input_tensors
         else:
             new_inputs = _nest.map_structure(
-                lambda kt: Input(batch_shape=tuple(kt.shape), dtype=np.dtype(kt._np_dtype).name,
-                                 name=kt.name), graph.inputs) if _nest.is_nested(graph.inputs) \
+                lambda kt: Input(batch_shape=tuple(kt.shape),
+                                 dtype=_input_dtype_name(kt._np_dtype), name=kt.name),
+                graph.inputs) if _nest.is_nested(graph.inputs) \
                 else Input(batch_shape=tuple(graph.inputs.shape),
-                           dtype=np.dtype(graph.inputs._np_dtype).name, name=graph.inputs.name)
+                           dtype=_input_dtype_name(graph.inputs._np_dtype),
+                           name=graph.inputs.name)
         values = {id(old): new for old, new in zip(graph.flat_inputs,
                                                     _nest.flatten(new_inputs))}
         for node in graph.nodes:

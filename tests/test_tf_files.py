@@ -356,7 +356,8 @@ def test_what_cannot_be_read_says_so(tmp_path):
         keras.models.load_model(path)
     path = _rewritten(os.path.join(DATA, "conv1d.keras"), tmp_path,
                       extra={"assets/string_lookup/vocabulary.txt": "a\nb\n"})
-    with pytest.raises(gt.saving.SavingError, match="holds assets"):
+    with pytest.raises(gt.saving.SavingError, match=r"holds assets \(assets/string_lookup/"
+                       r"vocabulary.txt\) that no layer of Model 'conv1d' reads"):
         keras.models.load_model(path)
     os.makedirs(tmp_path / "saved_model")
     with pytest.raises(gt.saving.SavingError, match="SavedModel"):
@@ -498,3 +499,100 @@ def test_load_weights_of_a_subclassed_model(tmp_path):
     net(x)
     net.load_weights(_path("subclassed.weights.h5", tmp_path))
     _close(net(x).numpy(), [[-0.3015556, -1.074543], [-0.3009526, -1.074254]])
+
+
+# --- lookup and text layers: their adapted vocabularies are the file's assets -------------------
+#
+# lookups.keras: a functional model of inputs s (strings (3,)), i (int64 (3,)), t (one text
+# (1,)), f (float32 (2,)) and outputs sl_int(s) (StringLookup num_oov_indices=2,
+# mask_token="[M]"), sl_count(s) (output_mode="count", max_tokens=5), sl_tfidf(s)
+# ("tf_idf"), il_mh(i) (IntegerLookup "multi_hot"), il_int(i) (mask_token=0), tv_int(t)
+# (TextVectorization output_sequence_length=6), Dense(2)(tv_tfidf(t)) ("tf_idf", ngrams=2,
+# max_tokens=12), tv_given(t) (vocabulary=["cat", "dog", "the"], "multi_hot") and disc(f)
+# (Discretization num_bins=3), each adapted on WORDS, IDS_L, TEXTS, FLOATS. text_seq.keras:
+# Sequential([Input((1,), "string"), TextVectorization(max_tokens=10, "count"), Dense(3)]).
+# tf_idf_padded.keras: StringLookup("tf_idf", max_tokens=8, pad_to_max_tokens=True) adapted on
+# [["a", "b", "c"], ["a", "a", "d"]] (a file Keras 3.15 itself fails to load: its saved
+# idf_weights are longer than the vocabulary). feature_space.keras: a FeatureSpace
+# (string_categorical s, integer_categorical i, float_normalized f, float_discretized d
+# with 3 bins, concatenated) adapted on FS_DATA.
+
+LOOKUP_X = [np.array([["a", "zz", "[M]"], ["f", "b", "q"]]),
+            np.array([[7, 0, 5], [3, 9, 1]], np.int64),
+            np.array([["the cat and the dog"], ["unknown words, cat!"]]),
+            np.array([[0.2, -5.0], [0.6, 2.5]], np.float32)]
+LOOKUP_PREDICT = [
+    [[3, 1, 0], [6, 5, 2]],
+    [[2, 1, 0, 0, 0], [1, 0, 0, 1, 1]],
+    [[1.859406471, 0.5877866745, 0, 0, 0, 0, 0], [0.9297032357, 0, 0, 0.8472978473,
+                                                  1.098612309, 0, 0]],
+    [[1, 0, 1, 0, 0, 0, 0], [0, 1, 0, 1, 1, 0, 0]],
+    [[3, 0, 1], [2, 5, 4]],
+    [[2, 3, 5, 2, 4, 0], [1, 1, 3, 0, 0, 0]],
+    [[0.04765014350, -0.3712283671], [0.04449922591, -0.1505134404]],
+    [[1, 1, 1, 1], [1, 1, 0, 0]],
+    [[1, 0], [1, 2]]]
+LOOKUP_DTYPES = ["int64", "int64", "float32", "int64", "int64", "int64", "float32", "int64",
+                 "int32"]
+TEXT_SEQ_PREDICT = [[-0.05519960076, -0.1727869213, -0.03703917190],
+                    [-0.08753748983, -0.05276178941, -0.08149727434]]
+FS_X = {"s": ["a", "c", "q"], "i": [5, 1, 7], "f": [2.0, 3.0, 0.0], "d": [0.2, 0.8, 0.45]}
+FS_PREDICT = [[0, 1, 0, -0.4472135901, 0, 0, 1, 0, 0, 1, 0, 0],
+              [0, 0, 1, 0.4472135901, 0, 0, 0, 1, 0, 0, 1, 0],
+              [0, 0, 1, -2.236068010, 1, 0, 0, 0, 1, 0, 0, 0]]
+
+
+def test_lookup_and_text_layers_read_their_assets():
+    """A TensorFlow model with adapted StringLookup, IntegerLookup, TextVectorization (int,
+    multi_hot, count and tf_idf: the idf weights are own variables of model.weights.h5) and
+    Discretization layers: TensorFlow's predictions and vocabularies."""
+    pytest.importorskip("h5py", reason="reading Keras' weights needs h5py")
+    model = keras.models.load_model(os.path.join(DATA, "lookups.keras"))
+    got = model.predict(LOOKUP_X, verbose=0)
+    assert [g.dtype.name for g in got] == LOOKUP_DTYPES
+    _close(got, LOOKUP_PREDICT)
+    for g, w in zip(got, LOOKUP_PREDICT):
+        if g.dtype.kind == "i":
+            np.testing.assert_array_equal(g, w)
+    assert model.get_layer("sl_int").get_vocabulary() == ["[M]", "[UNK]", "[UNK]", "a", "c",
+                                                          "b", "f", "e", "d"]
+    assert model.get_layer("il_int").get_vocabulary() == [0, -1, 3, 7, 1, 9, 4, 2]
+    assert model.get_layer("tv_tfidf").get_vocabulary() == [
+        "[UNK]", "the", "cat", "the cat", "dog", "and", "a", "the mat", "the dog", "sat on",
+        "sat", "ran"]
+    _close(model.get_layer("sl_tfidf").idf_weights.numpy(),
+           [0.9297032357, 0.5877866745, 0.8472978473, 0.8472978473, 1.098612309,
+            1.098612309, 1.098612309])
+    assert model.get_layer("tv_given").get_config()["vocabulary"] == ["cat", "dog", "the"]
+    disc = model.get_layer("disc")          # (adapted: num_bins and bin_boundaries given)
+    assert disc.num_bins == 3 and disc.bin_boundaries == [0.1666666567325592,
+                                                          0.8333333134651184]
+    seq = keras.models.load_model(os.path.join(DATA, "text_seq.keras"))
+    assert [type(x).__name__ for x in seq.layers] == ["TextVectorization", "Dense"]
+    _close(seq.predict(LOOKUP_X[2], verbose=0), TEXT_SEQ_PREDICT)
+    padded = keras.models.load_model(os.path.join(DATA, "tf_idf_padded.keras"))
+    _close(padded.predict(np.array([["a", "d", "z"]]), verbose=0),
+           [[0.6475667954, 0.5108256340, 0.6931471825, 0, 0, 0, 0, 0]])
+    _close(padded.layers[-1].idf_weights.numpy(), [0.6475667954, 0.5108256340, 0.6931471825,
+                                                   0.6931471825, 0.6931471825, 0, 0, 0])
+
+
+def test_lookup_assets_on_the_strict_device():
+    pytest.importorskip("h5py", reason="reading Keras' weights needs h5py")
+    with gt.device("strict:0"):
+        model = keras.models.load_model(os.path.join(DATA, "lookups.keras"))
+        out = model(LOOKUP_X)
+        assert {str(o.device) for o in out} == {"strict:0"}
+        _close([o.numpy() for o in out], LOOKUP_PREDICT)
+
+
+def test_feature_space_of_tensorflow():
+    """keras.utils.FeatureSpace saved by TensorFlow: its lookups' vocabularies are assets
+    (assets/preprocessors/...), its Normalization's statistics weights, its Discretization's
+    bins in the config."""
+    pytest.importorskip("h5py", reason="reading Keras' weights needs h5py")
+    space = keras.models.load_model(os.path.join(DATA, "feature_space.keras"))
+    assert type(space) is keras.utils.FeatureSpace
+    assert space.preprocessors["s"].get_vocabulary() == ["[UNK]", "a", "c", "b"]
+    assert space.preprocessors["i"].get_vocabulary() == [-1, 2, 5, 1]
+    _close(space(FS_X).numpy(), FS_PREDICT)
