@@ -1342,8 +1342,8 @@ class InputLayer(Layer):
     def get_config(self):
         # as Keras 3: no "trainable"
         return {"name": self.name, "batch_shape": self._build_input_shape,
-                "dtype": self._input_dtype.name, "sparse": False, "ragged": False,
-                "optional": self.optional}
+                "dtype": "string" if self._input_dtype.kind == "O" else self._input_dtype.name,
+                "sparse": False, "ragged": False, "optional": self.optional}
 
 
 Input = _kg.Input

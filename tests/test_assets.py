@@ -403,3 +403,11 @@ def test_feature_space_keeps_vocabularies_as_assets(tmp_path):
             [0, 0, 1, -2.236068010, 1, 0, 0, 0, 1, 0, 0, 0]]
     np.testing.assert_allclose(space(x).numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(again(x).numpy(), want, rtol=1e-6)
+
+
+def test_a_string_input_layer_config_round_trips():
+    layer = gt.keras.Input((1,), dtype="string")._input_layer
+    config = layer.get_config()
+    assert config["dtype"] == "string"
+    again = type(layer).from_config(config)
+    assert again._input_dtype.kind == "O" and again.batch_shape == layer.batch_shape
