@@ -252,17 +252,10 @@ def _audio_dataset(paths, labels, label_mode, num_classes, length, ragged, shuff
     """Keras' ``paths_and_labels_to_dataset`` and ``prepare_dataset``: (path, label) pairs,
     shuffled, each file read and decoded as it is reached; padded batches, or batches of
     equal-length audio, or (``ragged``) RaggedTensors ``[batch, (samples), (channels)]``."""
-    from .data import AUTOTUNE, Dataset
+    from .data import AUTOTUNE
     from .io import read_file
-    from .keras_utils import _label_values
-    path_array = np.asarray(paths, dtype=object)
-    if label_mode is None:
-        ds = Dataset.from_tensor_slices(path_array)
-    else:
-        ds = Dataset.from_tensor_slices(
-            (path_array, _label_values(labels, label_mode, num_classes)))
-    if shuffle:
-        ds = ds.shuffle(buffer, seed=seed)
+    from .keras_utils import _load_paths, _paths_dataset
+    ds = _paths_dataset(paths, labels, label_mode, num_classes, shuffle, buffer, seed)
 
     def load(path):
         return decode_wav(read_file(path), desired_samples=length).audio
@@ -272,7 +265,7 @@ def _audio_dataset(paths, labels, label_mode, num_classes, length, ragged, shuff
             ds = ds.batch(batch_size)
         return _ragged_dataset_class()(ds, load, batch_size is not None,
                                        label_mode is not None)
-    ds = ds.map(load) if label_mode is None else ds.map(lambda x, y: (load(x), y))
+    ds = _load_paths(ds, load, label_mode)
     if batch_size is not None:
         ds = ds.padded_batch(batch_size) if length == -1 else ds.batch(batch_size)
     return ds.prefetch(AUTOTUNE)
@@ -294,22 +287,9 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
     on the result. The shuffle of the elements uses gradtape's generator (the file order
     before it is Keras'). ``sampling_rate`` (resampling, which needs ``tensorflow_io`` in
     Keras) is not supported."""
-    from .keras_utils import _check_split_args, _index_directory, _split
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(f"The `labels` argument should be a list/tuple of integer labels, "
-                             f"of the same size as the number of audio files in the target "
-                             f"directory. If you wish to infer the labels from the "
-                             f'subdirectory names in the target directory, pass '
-                             f'`labels="inferred"`. If you wish to get a dataset that only '
-                             f"contains audio samples (no labels), pass `labels=None`. "
-                             f"Received: labels={labels}")
-        if class_names:
-            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. '
-                             f"Received: labels={labels}, and class_names={class_names}")
-    if label_mode not in ("int", "categorical", "binary", None):
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", '
-                         f'"binary", or None. Received: label_mode={label_mode}')
+    from .keras_utils import _check_label_args, _index_labeled, _subset_datasets
+    labels, label_mode = _check_label_args(labels, label_mode, class_names, "audio",
+                                           "audio samples", "The ")
     if ragged and output_sequence_length is not None:
         raise ValueError("Cannot set both `ragged` and `output_sequence_length`")
     if output_sequence_length is not None and (
@@ -328,32 +308,21 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
         raise ValueError("audio_dataset_from_directory: `sampling_rate` (resampling, done by "
                          "tensorflow_io in Keras) is not supported by gradtape; leave it None "
                          "to keep the files' rate")
-    if labels is None or label_mode is None:
-        labels = label_mode = None
-    _check_split_args(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
+    paths, label_array, names, seed = _index_labeled(
+        directory, labels, label_mode, _AUDIO_FORMATS, class_names, shuffle, seed,
+        validation_split, subset, follow_links, verbose)
     buffer = batch_size * 8 if batch_size is not None else 1024
-    paths, label_array, names = _index_directory(directory, labels, _AUDIO_FORMATS,
-                                                 class_names, shuffle, seed, follow_links,
-                                                 verbose)
-    if label_mode == "binary" and len(names) != 2:
-        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
-                         f"class_names. Received: class_names={names}")
     n_classes = len(names) if names else 0
     length = -1 if output_sequence_length is None else int(output_sequence_length)
-    parts = ["training", "validation"] if subset == "both" else [subset]
-    out = []
-    for part in parts:
-        p, lab = _split(paths, label_array, validation_split, part)
+
+    def make(part, p, lab):
         if not p:
             what = f"{part} " if subset == "both" else ""
             raise ValueError(f"No {what}audio files found in directory {directory}. "
                              f"Allowed format(s): {_AUDIO_FORMATS}")
-        ds = _audio_dataset(p, lab, label_mode, n_classes,
-                            length, ragged, shuffle and not (subset == "both" and
-                                                             part == "validation"),
-                            buffer, seed, batch_size)
-        ds.class_names = names
-        out.append(ds)
-    return tuple(out) if subset == "both" else out[0]
+        return _audio_dataset(p, lab, label_mode, n_classes,
+                              length, ragged, shuffle and not (subset == "both" and
+                                                               part == "validation"),
+                              buffer, seed, batch_size)
+    out = _subset_datasets(paths, label_array, names, validation_split, subset, make)
+    return tuple(out) if subset == "both" else out

@@ -36,6 +36,11 @@ _F32 = np.float32
 
 # --- host helpers ---------------------------------------------------------------------------
 
+def _shape_error(opname, what, x):
+    """TF's InvalidArgumentError for ``x`` of a wrong shape: ``opname: what, got shape``."""
+    return InvalidArgumentError(f"{opname}: {what}, got shape {list(x.shape)}")
+
+
 def _host(x, opname, what, dtype=_F32):
     """``(host array in dtype, device)`` of a tensor or array-like input."""
     if isinstance(x, Tensor):
@@ -51,7 +56,7 @@ def _host(x, opname, what, dtype=_F32):
 def _scalar(x, opname, what, dtype=_F32):
     arr, _ = _host(x, opname, what, dtype)
     if arr.ndim != 0:
-        raise InvalidArgumentError(f"{opname}: {what} must be 0-D, got shape {list(arr.shape)}")
+        raise _shape_error(opname, f"{what} must be 0-D", arr)
     return arr[()]
 
 
@@ -122,11 +127,9 @@ def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_t
     b, dev = _host(boxes, opname, "boxes")
     s, _ = _host(scores, opname, "scores")
     if b.ndim != 4:
-        raise InvalidArgumentError(f"{opname}: boxes must be 4-D [batch, num_boxes, q, 4], "
-                                   f"got shape {list(b.shape)}")
+        raise _shape_error(opname, "boxes must be 4-D [batch, num_boxes, q, 4]", b)
     if s.ndim != 3:
-        raise InvalidArgumentError(f"{opname}: scores must be 3-D [batch, num_boxes, "
-                                   f"num_classes], got shape {list(s.shape)}")
+        raise _shape_error(opname, "scores must be 3-D [batch, num_boxes, num_classes]", s)
     batch, n, q, _ = b.shape
     classes = s.shape[2]
     if q not in (1, classes):
@@ -304,13 +307,11 @@ def non_max_suppression_overlaps(overlaps, scores, max_output_size, overlap_thre
     o, dev = _host(overlaps, opname, "overlaps")
     s, _ = _host(scores, opname, "scores")
     if o.ndim != 2:
-        raise InvalidArgumentError(f"{opname}: overlaps must be 2-D, got shape "
-                                   f"{list(o.shape)}")
+        raise _shape_error(opname, "overlaps must be 2-D", o)
     if o.shape[1] != o.shape[0]:
-        raise InvalidArgumentError(f"{opname}: overlaps must be square, got shape "
-                                   f"{list(o.shape)}")
+        raise _shape_error(opname, "overlaps must be square", o)
     if s.ndim != 1:
-        raise InvalidArgumentError(f"{opname}: scores must be 1-D, got shape {list(s.shape)}")
+        raise _shape_error(opname, "scores must be 1-D", s)
     if s.shape[0] != o.shape[0]:
         raise InvalidArgumentError(f"{opname}: scores has incompatible shape (Dimensions "
                                    f"must be equal, but are {o.shape[0]} and {s.shape[0]})")
@@ -349,11 +350,9 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
     if bt._device is not dev:
         bt = bt.to(dev)
     if x._value.ndim != 4:
-        raise InvalidArgumentError(f"{opname}: The rank of the images should be 4, got shape "
-                                   f"{list(x.shape)}")
+        raise _shape_error(opname, "The rank of the images should be 4", x)
     if bt._value.ndim != 3:
-        raise InvalidArgumentError(f"{opname}: The rank of the boxes tensor should be 3, got "
-                                   f"shape {list(bt.shape)}")
+        raise _shape_error(opname, "The rank of the boxes tensor should be 3", bt)
     batch, height, width, depth = x._value.shape
     if bt._value.shape[0] != batch:
         raise InvalidArgumentError(f"{opname}: The batch sizes should be the same, got "
@@ -372,8 +371,7 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
         if ct._device is not dev:
             ct = ct.to(dev)
         if ct._value.ndim != 2:
-            raise InvalidArgumentError(f"{opname}: colors must be a 2-D matrix, got shape "
-                                       f"{list(ct.shape)}")
+            raise _shape_error(opname, "colors must be a 2-D matrix", ct)
         if ct._value.shape[1] < depth:
             raise InvalidArgumentError(f"{opname}: colors must have equal or more channels "
                                        f"than the image provided: {list(ct.shape)}")
@@ -544,8 +542,8 @@ def _sample_box(image_size, bounding_boxes, min_object_covered, aspect_ratio_ran
         size = size.astype(np.int32) if size.dtype == np.int64 and np.all(
             np.abs(size) < 2 ** 31) else size
     if size.ndim != 1 or size.shape[0] != 3:
-        raise InvalidArgumentError(f"{opname}: image_size must be a vector of 3 elements "
-                                   f"[height, width, channels], got shape {list(size.shape)}")
+        raise _shape_error(opname, "image_size must be a vector of 3 elements [height, width, "
+                                   "channels]", size)
     aspect = [0.75, 1.33] if aspect_ratio_range is None else [float(v) for v in
                                                                aspect_ratio_range]
     area = [0.05, 1.0] if area_range is None else [float(v) for v in area_range]
@@ -683,8 +681,7 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True, noise=
     if x._value.dtype != np.float32:
         raise TypeError(f"{opname}: input must be float32, got {x.dtype.name}")
     if x._value.ndim != 4:
-        raise InvalidArgumentError(f"{opname}: input must be 4-dimensional, got shape "
-                                   f"{list(x.shape)}")
+        raise _shape_error(opname, "input must be 4-dimensional", x)
     sz = size.numpy() if isinstance(size, Tensor) else np.asarray(size)
     if sz.shape != (2,) or sz.dtype.kind not in "iu":
         raise InvalidArgumentError(f"{opname}: size must be a vector of 2 integers (height, "
@@ -701,17 +698,13 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True, noise=
                                                                             dtype="float32")
     batch, height, width, ch = x._value.shape
     if off._value.ndim != 2:
-        raise InvalidArgumentError(f"{opname}: offsets must be a matrix, got shape "
-                                   f"{list(off.shape)}")
+        raise _shape_error(opname, "offsets must be a matrix", off)
     if off._value.shape[0] != batch:
-        raise InvalidArgumentError(f"{opname}: the first dimension of offsets should be "
-                                   f"batch ({batch}), got shape {list(off.shape)}")
+        raise _shape_error(opname, f"the first dimension of offsets should be batch ({batch})", off)
     if off._value.shape[1] != 2:
-        raise InvalidArgumentError(f"{opname}: the second dimension of offsets should be of "
-                                   f"size 2 (y,x), got shape {list(off.shape)}")
+        raise _shape_error(opname, "the second dimension of offsets should be of size 2 (y,x)", off)
     if height <= 0 or width <= 0:
-        raise InvalidArgumentError(f"{opname}: input must have positive height and width, "
-                                   f"got shape {list(x.shape)}")
+        raise _shape_error(opname, "input must have positive height and width", x)
     if off._device is not dev:
         off = off.to(dev)
     draw = None
@@ -798,17 +791,14 @@ def generate_bounding_box_proposals(scores, bbox_deltas, image_info, anchors, nm
     info, _ = _host(image_info, opname, "image_info")
     anc, _ = _host(anchors, opname, "anchors")
     if s.ndim != 4:
-        raise InvalidArgumentError(f"{opname}: scores must be rank 4 [num_images, height, "
-                                   f"width, num_anchors], got shape {list(s.shape)}")
+        raise _shape_error(opname, "scores must be rank 4 [num_images, height, width, "
+                                   "num_anchors]", s)
     if d.ndim != 4:
-        raise InvalidArgumentError(f"{opname}: bbox_deltas must be rank 4, got shape "
-                                   f"{list(d.shape)}")
+        raise _shape_error(opname, "bbox_deltas must be rank 4", d)
     if info.ndim != 2 or info.shape[1] != 5:
-        raise InvalidArgumentError(f"{opname}: image_info must be [num_images, 5], got shape "
-                                   f"{list(info.shape)}")
+        raise _shape_error(opname, "image_info must be [num_images, 5]", info)
     if anc.ndim != 3:
-        raise InvalidArgumentError(f"{opname}: anchors must be rank 3 [height, width, 4 x "
-                                   f"num_anchors], got shape {list(anc.shape)}")
+        raise _shape_error(opname, "anchors must be rank 3 [height, width, 4 x num_anchors]", anc)
     images, height, width, na = s.shape
     if na == 0 or anc.shape[2] != 4 * na:
         raise InvalidArgumentError(f"{opname}: Box dimensions need to be 4: anchors of shape "

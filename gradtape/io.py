@@ -157,14 +157,28 @@ def _os_error(exc: OSError, path) -> Exception:
     return UnknownError(f"{path}; {exc.strerror or exc}")
 
 
+def _os_call(path, fn, *args):
+    """``fn(*args)``, an OSError raised as :func:`_os_error` of ``path``."""
+    try:
+        return fn(*args)
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+
+
 # --- read_file, write_file ---------------------------------------------------------------------
+
+def _scalar_strings(value, who, what):
+    """``value`` as a 0-d host string array; TF's error naming ``what`` when it is not."""
+    host = _strings(value, who)
+    if host.ndim:
+        raise InvalidArgumentError(f"{what} tensor must be scalar, but had shape: "
+                                   f"{_shape_str(host.shape)}")
+    return host
+
 
 def read_file(filename, name=None) -> Tensor:
     """The contents of a file as a scalar string tensor (``tf.io.read_file``)."""
-    host = _strings(filename, "read_file")
-    if host.ndim:
-        raise InvalidArgumentError(f"Input filename tensor must be scalar, but had shape: "
-                                   f"{_shape_str(host.shape)}")
+    host = _scalar_strings(filename, "read_file", "Input filename")
     path = _path(host[()], "read_file")
     try:
         with open(path, "rb") as f:
@@ -176,14 +190,8 @@ def read_file(filename, name=None) -> Tensor:
 
 def write_file(filename, contents, name=None) -> None:
     """Write a scalar string to a file, creating its folder (``tf.io.write_file``)."""
-    fn = _strings(filename, "write_file")
-    if fn.ndim:
-        raise InvalidArgumentError(f"Input filename tensor must be scalar, but had shape: "
-                                   f"{_shape_str(fn.shape)}")
-    data = _strings(contents, "write_file")
-    if data.ndim:
-        raise InvalidArgumentError(f"Contents tensor must be scalar, but had shape: "
-                                   f"{_shape_str(data.shape)}")
+    fn = _scalar_strings(filename, "write_file", "Input filename")
+    data = _scalar_strings(contents, "write_file", "Contents")
     path = _path(fn[()], "write_file")
     try:
         parent = os.path.dirname(path)
@@ -233,20 +241,14 @@ class GFile:
         if self._reader is None:
             if not self._readable:
                 raise PermissionDeniedError("File isn't open for reading")
-            try:
-                self._reader = open(self._path, "rb")
-            except OSError as exc:
-                raise _os_error(exc, self._path) from None
+            self._reader = _os_call(self._path, open, self._path, "rb")
         return self._reader
 
     def _write_stream(self):
         if self._writer is None:
             if not self._writable:
                 raise PermissionDeniedError("File isn't open for writing")
-            try:
-                self._writer = open(self._path, "ab" if self._append else "wb")
-            except OSError as exc:
-                raise _os_error(exc, self._path) from None
+            self._writer = _os_call(self._path, open, self._path, "ab" if self._append else "wb")
         return self._writer
 
     def _value(self, data: bytes):
@@ -401,10 +403,7 @@ def mkdir(path):
     p = _path(path)
     if os.path.isdir(p):
         return
-    try:
-        os.mkdir(p)
-    except OSError as exc:
-        raise _os_error(exc, p) from None
+    _os_call(p, os.mkdir, p)
 
 
 def remove(path):
@@ -412,10 +411,7 @@ def remove(path):
     p = _path(path)
     if os.path.isdir(p):
         raise FailedPreconditionError(f"{p}; Is a directory")
-    try:
-        os.remove(p)
-    except OSError as exc:
-        raise _os_error(exc, p) from None
+    _os_call(p, os.remove, p)
 
 
 def rmtree(path):
@@ -444,10 +440,7 @@ def rename(src, dst, overwrite=False):
     ``overwrite``)."""
     s, d = _path(src), _path(dst)
     _check_target(s, d, overwrite)
-    try:
-        os.replace(s, d)
-    except OSError as exc:
-        raise _os_error(exc, s) from None
+    _os_call(s, os.replace, s, d)
 
 
 def copy(src, dst, overwrite=False):
@@ -455,19 +448,13 @@ def copy(src, dst, overwrite=False):
     ``overwrite``)."""
     s, d = _path(src), _path(dst)
     _check_target(s, d, overwrite)
-    try:
-        shutil.copyfile(s, d)
-    except OSError as exc:
-        raise _os_error(exc, s) from None
+    _os_call(s, shutil.copyfile, s, d)
 
 
 def stat(path):
     """A :class:`FileStatistics` of ``path``."""
     p = _path(path)
-    try:
-        st = os.stat(p)
-    except OSError as exc:
-        raise _os_error(exc, p) from None
+    st = _os_call(p, os.stat, p)
     import stat as _st
     return FileStatistics(int(st.st_size), int(st.st_mtime_ns), _st.S_ISDIR(st.st_mode))
 
@@ -659,10 +646,7 @@ class TFRecordWriter:
         opts = _options(options)
         self._compression = _compression(opts)
         self._path = _path(path, "TFRecordWriter")
-        try:
-            self._file = open(self._path, "wb")
-        except OSError as exc:
-            raise _os_error(exc, self._path) from None
+        self._file = _os_call(self._path, open, self._path, "wb")
         self._zip = None
         self._flush_mode = opts.flush_mode or zlib.Z_NO_FLUSH
         if self._compression:
@@ -755,10 +739,7 @@ def _open_stream(path, compression, what="Dataset"):
     if compression not in _COMPRESSIONS:
         raise InvalidArgumentError(f"{what}: Unsupported compression_type: "
                                    f"{compression!r}.")
-    try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise _os_error(exc, path) from None
+    f = _os_call(path, open, path, "rb")
     if not compression:
         return f
     return _pyio.BufferedReader(_Inflate(f, 15 if compression == "ZLIB" else 31), 1 << 16)

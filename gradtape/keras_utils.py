@@ -695,6 +695,60 @@ def _check_split_args(validation_split, subset, shuffle, seed):
                          "training and validation subset.")
 
 
+def _check_label_args(labels, label_mode, class_names, files, contents=None, article=""):
+    """Keras' checks of ``labels``, ``class_names`` and ``label_mode`` in its
+    ``*_dataset_from_directory`` functions, with each function's message: ``files`` names the
+    files (``"image"``), ``contents`` what a dataset without labels holds (None: Keras' text
+    function, which leaves that advice out), ``article`` opens the message (``"The "`` in the
+    audio function). Returns ``(labels, label_mode)``, both None when either is."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            advice = "" if contents is None else (
+                "If you wish to infer the labels from the subdirectory names in the target "
+                'directory, pass `labels="inferred"`. If you wish to get a dataset that only '
+                f"contains {contents} (no labels), pass `labels=None`. ")
+            raise ValueError(f"{article}`labels` argument should be a list/tuple of integer "
+                             f"labels, of the same size as the number of {files} files in the "
+                             f"target directory. {advice}Received: labels={labels}")
+        if class_names:
+            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. '
+                             f"Received: labels={labels}, and class_names={class_names}")
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", '
+                         f'"binary", or None. Received: label_mode={label_mode}')
+    if labels is None or label_mode is None:
+        return None, None
+    return labels, label_mode
+
+
+def _index_labeled(directory, labels, label_mode, formats, class_names, shuffle, seed,
+                   validation_split, subset, follow_links, verbose):
+    """The split arguments checked, ``seed`` drawn when None, then :func:`_index_directory`
+    and Keras' check that ``"binary"`` labels have two classes. Returns ``(paths, labels,
+    class_names, seed)``."""
+    _check_split_args(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, label_array, names = _index_directory(directory, labels, formats, class_names,
+                                                 shuffle, seed, follow_links, verbose)
+    if label_mode == "binary" and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
+                         f"class_names. Received: class_names={names}")
+    return paths, label_array, names, seed
+
+
+def _subset_datasets(paths, label_array, names, validation_split, subset, make):
+    """The dataset of ``subset`` (for ``"both"``, a list of the training and validation
+    ones): ``make(part, paths, labels)`` on the part's files, ``class_names`` set on it."""
+    out = []
+    for part in ["training", "validation"] if subset == "both" else [subset]:
+        p, lab = _split(paths, label_array, validation_split, part)
+        ds = make(part, p, lab)
+        ds.class_names = names
+        out.append(ds)
+    return out if subset == "both" else out[0]
+
+
 def _split(paths, labels, validation_split, subset):
     if not validation_split:
         return paths, labels
@@ -748,42 +802,21 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
     ids, one-hot float32 (``"categorical"``) or float32 ``(n, 1)`` (``"binary"``), texts cut
     to ``max_length`` bytes; ``class_names`` on the result. The texts are read when the
     dataset is made; the shuffle of the batches themselves uses gradtape's generator."""
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of "
-                             f"the same size as the number of text files in the target "
-                             f"directory. Received: labels={labels}")
-        if class_names:
-            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. '
-                             f"Received: labels={labels}, and class_names={class_names}")
-    if label_mode not in ("int", "categorical", "binary", None):
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", '
-                         f'"binary", or None. Received: label_mode={label_mode}')
+    labels, label_mode = _check_label_args(labels, label_mode, class_names, "text")
     if format != "tf":
         raise ValueError(f'`format` should be "tf" (gradtape has no grain datasets). '
                          f"Received: format={format}")
-    if labels is None or label_mode is None:
-        labels = label_mode = None
-    _check_split_args(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, label_array, names = _index_directory(directory, labels, (".txt",), class_names,
-                                                 shuffle, seed, follow_links, verbose)
-    if label_mode == "binary" and len(names) != 2:
-        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
-                         f"class_names. Received: class_names={names}")
+    paths, label_array, names, seed = _index_labeled(
+        directory, labels, label_mode, (".txt",), class_names, shuffle, seed, validation_split,
+        subset, follow_links, verbose)
     buffer = batch_size * 8 if batch_size is not None else 1024
     n_classes = len(names) if names else 0
-    parts = ["training", "validation"] if subset == "both" else [subset]
-    out = []
-    for part in parts:
-        p, lab = _split(paths, label_array, validation_split, part)
-        ds = _text_dataset(p, lab, label_mode, n_classes, max_length,
-                           shuffle and part != "validation", buffer, seed, batch_size,
-                           f"{part} " if subset == "both" else "")
-        ds.class_names = names
-        out.append(ds)
-    return out if subset == "both" else out[0]
+
+    def make(part, p, lab):
+        return _text_dataset(p, lab, label_mode, n_classes, max_length,
+                             shuffle and part != "validation", buffer, seed, batch_size,
+                             f"{part} " if subset == "both" else "")
+    return _subset_datasets(paths, label_array, names, validation_split, subset, make)
 
 
 # --- image_dataset_from_directory, load_img, save_img -----------------------------------------
@@ -824,9 +857,10 @@ def _load_image(path, image_size, num_channels, interpolation, data_format, crop
     return img
 
 
-def _image_dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer, seed,
-                   batch_size):
-    from .data import AUTOTUNE, Dataset
+def _paths_dataset(paths, labels, label_mode, num_classes, shuffle, buffer, seed):
+    """Keras' ``paths_and_labels_to_dataset``: the paths (with their labels unless
+    ``label_mode`` is None), shuffled when asked."""
+    from .data import Dataset
     path_array = np.asarray(paths, dtype=object)
     if label_mode is None:
         ds = Dataset.from_tensor_slices(path_array)
@@ -835,10 +869,19 @@ def _image_dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer
             (path_array, _label_values(labels, label_mode, num_classes)))
     if shuffle:
         ds = ds.shuffle(buffer, seed=seed)
-    if label_mode is None:
-        ds = ds.map(load)
-    else:
-        ds = ds.map(lambda x, y: (load(x), y))
+    return ds
+
+
+def _load_paths(ds, load, label_mode):
+    """``ds`` of :func:`_paths_dataset` with each path read by ``load``."""
+    return ds.map(load) if label_mode is None else ds.map(lambda x, y: (load(x), y))
+
+
+def _image_dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer, seed,
+                   batch_size):
+    from .data import AUTOTUNE
+    ds = _paths_dataset(paths, labels, label_mode, num_classes, shuffle, buffer, seed)
+    ds = _load_paths(ds, load, label_mode)
     if batch_size is not None:
         ds = ds.batch(batch_size)
     return ds.prefetch(AUTOTUNE)
@@ -862,23 +905,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     int32 ids, one-hot float32 (``"categorical"``) or float32 ``(n, 1)`` (``"binary"``).
     ``class_names`` and ``file_paths`` are set on the result. Images are read as the
     dataset is iterated; the shuffle of the elements uses gradtape's generator."""
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of "
-                             f"the same size as the number of image files in the target "
-                             f"directory. If you wish to infer the labels from the "
-                             f'subdirectory names in the target directory, pass '
-                             f'`labels="inferred"`. If you wish to get a dataset that only '
-                             f"contains images (no labels), pass `labels=None`. Received: "
-                             f"labels={labels}")
-        if class_names:
-            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. '
-                             f"Received: labels={labels}, and class_names={class_names}")
-    if label_mode not in ("int", "categorical", "binary", None):
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", '
-                         f'"binary", or None. Received: label_mode={label_mode}')
-    if labels is None or label_mode is None:
-        labels = label_mode = None
+    labels, label_mode = _check_label_args(labels, label_mode, class_names, "image",
+                                           "images")
     channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
     if channels is None:
         raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. '
@@ -898,15 +926,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     if pad_to_aspect_ratio and crop_to_aspect_ratio:
         raise ValueError("Only one of `pad_to_aspect_ratio`, `crop_to_aspect_ratio` can be "
                          "set to `True`.")
-    _check_split_args(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, label_array, names = _index_directory(directory, labels, _IMAGE_FORMATS,
-                                                 class_names, shuffle, seed, follow_links,
-                                                 verbose)
-    if label_mode == "binary" and len(names) != 2:
-        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
-                         f"class_names. Received: class_names={names}")
+    paths, label_array, names, seed = _index_labeled(
+        directory, labels, label_mode, _IMAGE_FORMATS, class_names, shuffle, seed,
+        validation_split, subset, follow_links, verbose)
     from .keras import backend as _backend
     data_format = _backend.image_data_format() if data_format is None else data_format
     if data_format not in ("channels_last", "channels_first"):
@@ -920,20 +942,17 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
 
     buffer = batch_size * 8 if batch_size is not None else 1024
     n_classes = len(names) if names else 0
-    parts = ["training", "validation"] if subset == "both" else [subset]
-    out = []
-    for part in parts:
-        p, lab = _split(paths, label_array, validation_split, part)
+
+    def make(part, p, lab):
         if not p:
             what = f"{part} " if subset == "both" else ""
             raise ValueError(f"No {what}images found in directory {directory}. Allowed "
                              f"formats: {_IMAGE_FORMATS}")
         ds = _image_dataset(p, lab, label_mode, n_classes, load,
                             shuffle and part != "validation", buffer, seed, batch_size)
-        ds.class_names = names
         ds.file_paths = list(p)
-        out.append(ds)
-    return out if subset == "both" else out[0]
+        return ds
+    return _subset_datasets(paths, label_array, names, validation_split, subset, make)
 
 
 _PIL_RESAMPLING = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")

@@ -89,6 +89,35 @@ def _factor(factor, bounds, who, what="factor"):
     raise ValueError(msg)
 
 
+def _unit_factor(factor, name, who, error, symmetric):
+    """The ``_set_factor`` of Keras' ``Solarization`` and ``RandomShear``: two numbers in
+    ``[0, 1]`` sorted, or one number ``f`` -> ``(-f, f)`` (``symmetric``) or ``(0, f)``;
+    ``error`` is the layer's message."""
+    def check(v):
+        if v > 1.0 or v < 0:
+            raise ValueError(f"{who}: {error}Received: input_number={v}")
+    if isinstance(factor, (tuple, list)) and len(factor) == 2 and all(
+            _is_number(f) for f in factor):
+        check(factor[0])
+        check(factor[1])
+        lower, upper = sorted(factor)
+        return lower, upper
+    if _is_number(factor):
+        check(factor)
+        if symmetric:
+            factor = abs(factor)
+            return -factor, factor
+        return 0, factor
+    raise ValueError(f"{who}: {error}Received: {name}={factor}")
+
+
+def _check_choice(value, choices, who, what, shown=None):
+    """Keras' ``NotImplementedError`` for an unknown ``fill_mode`` / ``interpolation``."""
+    if value not in choices:
+        raise NotImplementedError(f"{who}: Unknown `{what}` {value}. Expected of one "
+                                  f"{choices if shown is None else shown}.")
+
+
 def _sorted_range(value_range, who):
     if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
         raise ValueError(f"{who}: {_VALUE_RANGE_ERROR}Received: value_range={value_range}")
@@ -154,6 +183,15 @@ def _hsv(fn, x, data_format):
     return fn(x)
 
 
+def _map_hsv(x, data_format, fn):
+    """RGB images through HSV: their ``(h, s, v)`` channels mapped by ``fn``, back to RGB."""
+    from .image import hsv_to_rgb, rgb_to_hsv
+    hsv = _hsv(rgb_to_hsv, x, data_format)
+    cf = data_format == "channels_first"
+    parts = fn(*[hsv[:, i] if cf else hsv[..., i] for i in range(3)])
+    return _hsv(hsv_to_rgb, stack(list(parts), axis=1 if cf else -1), data_format)
+
+
 def _depthwise_same(x, kernel):
     """Each channel of NHWC ``x`` convolved with the 2-D ``kernel`` (``SAME`` zero padding)."""
     kh, kw = kernel._value.shape
@@ -216,7 +254,9 @@ class _ImageAugmentation(Layer):
         return 1 if x._value.ndim == 3 else x._value.shape[0]
 
     def _hw(self, x):
-        s = x._value.shape
+        return self._hw_of(x._value.shape)
+
+    def _hw_of(self, s):
         return (s[-2], s[-1]) if self.data_format == "channels_first" else (s[-3], s[-2])
 
     def _generator(self, dev, seed=None):
@@ -524,20 +564,7 @@ class Solarization(_ImageAugmentation):
         self.value_range = _sorted_range(value_range, "Solarization")
 
     def _set_factor(self, factor, name):
-        def check(v):
-            if v > 1.0 or v < 0:
-                raise ValueError(f"Solarization: {self._FACTOR_ERROR}Received: "
-                                 f"input_number={v}")
-        if isinstance(factor, (tuple, list)) and len(factor) == 2 and all(
-                _is_number(f) for f in factor):
-            check(factor[0])
-            check(factor[1])
-            lower, upper = sorted(factor)
-            return lower, upper
-        if _is_number(factor):
-            check(factor)
-            return 0, factor
-        raise ValueError(f"Solarization: {self._FACTOR_ERROR}Received: {name}={factor}")
+        return _unit_factor(factor, name, "Solarization", self._FACTOR_ERROR, False)
 
     def get_random_transformation(self, data, training=True, seed=None):
         if not training:
@@ -660,18 +687,15 @@ class RandomHue(_ImageAugmentation):
     def transform_images(self, images, transformation=None, training=True):
         if not training:
             return images
-        from .image import hsv_to_rgb, rgb_to_hsv
         dt = self._compute_dtype
         x = _to_range(cast(images, dt), self.value_range, (0, 1), dt)
         f = reshape(cast(transformation["factor"], x._value.dtype), [-1, 1, 1])
-        hsv = _hsv(rgb_to_hsv, x, self.data_format)
-        cf = self.data_format == "channels_first"
-        parts = [hsv[:, i] if cf else hsv[..., i] for i in range(3)]
-        h = parts[0] + f
-        h = where(h > 1.0, h - 1.0, h)
-        h = where(h < 0.0, h + 1.0, h)
-        x = _hsv(hsv_to_rgb, stack([h, parts[1], parts[2]], axis=1 if cf else -1),
-                 self.data_format)
+
+        def shift(h, s, v):
+            h = h + f
+            h = where(h > 1.0, h - 1.0, h)
+            return where(h < 0.0, h + 1.0, h), s, v
+        x = _map_hsv(x, self.data_format, shift)
         x = _to_range(clip_by_value(x, 0.0, 1.0), (0, 1), self.value_range, dt)
         return cast(x, dt)
 
@@ -699,15 +723,12 @@ class RandomSaturation(_ImageAugmentation):
     def transform_images(self, images, transformation=None, training=True):
         if not training:
             return images
-        from .image import hsv_to_rgb, rgb_to_hsv
         f = reshape(cast(transformation["factor"], self._compute_dtype), [-1, 1, 1])
-        hsv = _hsv(rgb_to_hsv, images, self.data_format)
-        cf = self.data_format == "channels_first"
-        parts = [hsv[:, i] if cf else hsv[..., i] for i in range(3)]
-        s = clip_by_value(parts[1] * cast(f, hsv._value.dtype), float(self.value_range[0]),
-                          float(self.value_range[1]))
-        return _hsv(hsv_to_rgb, stack([parts[0], s, parts[2]], axis=1 if cf else -1),
-                    self.data_format)
+
+        def scale(h, s, v):
+            return h, clip_by_value(s * cast(f, s._value.dtype), float(self.value_range[0]),
+                                    float(self.value_range[1])), v
+        return _map_hsv(images, self.data_format, scale)
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor,
@@ -1139,32 +1160,15 @@ class RandomShear(_GeometricMixin, _ImageAugmentation):
         super().__init__(data_format=data_format, **kwargs)
         self.x_factor = self._set_factor(x_factor, "x_factor")
         self.y_factor = self._set_factor(y_factor, "y_factor")
-        if fill_mode not in _FILL_MODES:
-            raise NotImplementedError(f"RandomShear: Unknown `fill_mode` {fill_mode}. Expected "
-                                      f"of one {_FILL_MODES}.")
-        if interpolation not in _INTERPOLATIONS:
-            raise NotImplementedError(f"RandomShear: Unknown `interpolation` {interpolation}. "
-                                      f"Expected of one {_INTERPOLATIONS}.")
+        _check_choice(fill_mode, _FILL_MODES, "RandomShear", "fill_mode")
+        _check_choice(interpolation, _INTERPOLATIONS, "RandomShear", "interpolation")
         self.fill_mode = fill_mode
         self.fill_value = fill_value
         self.interpolation = interpolation
         self.seed = seed
 
     def _set_factor(self, factor, name):
-        def check(v):
-            if v > 1.0 or v < 0.0:
-                raise ValueError(f"RandomShear: {self._FACTOR_ERROR}Received: input_number={v}")
-        if isinstance(factor, (tuple, list)) and len(factor) == 2 and all(
-                _is_number(f) for f in factor):
-            check(factor[0])
-            check(factor[1])
-            lower, upper = sorted(factor)
-            return lower, upper
-        if _is_number(factor):
-            check(factor)
-            factor = abs(factor)
-            return -factor, factor
-        raise ValueError(f"RandomShear: {self._FACTOR_ERROR}Received: {name}={factor}")
+        return _unit_factor(factor, name, "RandomShear", self._FACTOR_ERROR, True)
 
     def get_random_transformation(self, data, training=True, seed=None):
         if not training:
@@ -1190,9 +1194,7 @@ class RandomShear(_GeometricMixin, _ImageAugmentation):
     def transform_bounding_boxes(self, bounding_boxes, transformation=None, training=True):
         if not training or transformation is None:
             return bounding_boxes
-        shape = transformation["input_shape"]
-        h, w = (shape[-2], shape[-1]) if self.data_format == "channels_first" else (
-            shape[-3], shape[-2])
+        h, w = self._hw_of(transformation["input_shape"])
         out = dict(bounding_boxes)
         boxes = _convert_boxes(bounding_boxes["boxes"], self.bounding_box_format, "rel_xyxy",
                                h, w)
@@ -1260,9 +1262,7 @@ class RandomPerspective(_ProbabilityMixin, _GeometricMixin, _ImageAugmentation):
         if not _is_number(scale) or scale < 0.0 or scale > 1.0:
             raise ValueError(f"RandomPerspective: The `scale` argument should be a number in "
                              f"the range [0,1]. Received: scale={scale}")
-        if interpolation not in _INTERPOLATIONS:
-            raise NotImplementedError(f"RandomPerspective: Unknown `interpolation` "
-                                      f"{interpolation}. Expected of one {_INTERPOLATIONS}.")
+        _check_choice(interpolation, _INTERPOLATIONS, "RandomPerspective", "interpolation")
         self.scale = scale
         self.fill_value = fill_value
         self.interpolation = interpolation
@@ -1296,9 +1296,7 @@ class RandomPerspective(_ProbabilityMixin, _GeometricMixin, _ImageAugmentation):
         if not training or transformation is None:
             return bounding_boxes
         from .ops.linalg import inv, matmul
-        shape = transformation["input_shape"]
-        h, w = (shape[-2], shape[-1]) if self.data_format == "channels_first" else (
-            shape[-3], shape[-2])
+        h, w = self._hw_of(transformation["input_shape"])
         boxes = _convert_boxes(bounding_boxes["boxes"], self.bounding_box_format, "xyxy", h, w)
         m = _homography(transformation["start_points"], transformation["end_points"])
         full = reshape(concat([m, m[:, :1] * 0.0 + 1.0], 1), [-1, 3, 3])
@@ -1394,12 +1392,10 @@ class RandomElasticTransform(_ProbabilityMixin, _GeometricMixin, _ImageAugmentat
         super().__init__(data_format=data_format, **kwargs)
         self.factor = _factor(factor, (0, 1), "RandomElasticTransform")
         self.scale = _factor(scale, (0, 1), "RandomElasticTransform", "scale")
-        if interpolation not in _INTERPOLATIONS:
-            raise NotImplementedError(f"RandomElasticTransform: Unknown `interpolation` "
-                                      f"{interpolation}. Expected of one {_INTERPOLATIONS}.")
-        if fill_mode not in _MAP_FILL_MODES:
-            raise NotImplementedError(f"RandomElasticTransform: Unknown `fill_mode` "
-                                      f"{fill_mode}. Expected of one {set(_MAP_FILL_MODES)}.")
+        _check_choice(interpolation, _INTERPOLATIONS, "RandomElasticTransform",
+                      "interpolation")
+        _check_choice(fill_mode, _MAP_FILL_MODES, "RandomElasticTransform", "fill_mode",
+                      set(_MAP_FILL_MODES))
         self.interpolation = interpolation
         self.fill_mode = fill_mode
         self.fill_value = fill_value
@@ -1463,6 +1459,20 @@ def _take(x, perm):
     return gather(x, cast(perm, np.int32), axis=0)
 
 
+def _blend(x, transformation, w):
+    """``w x + (1 - w) x[perm]`` (``w`` cast to ``x``'s dtype), as Keras' CutMix / MixUp."""
+    w = cast(w, x._value.dtype)
+    return w * x + (1.0 - w) * _take(x, transformation["permutation_order"])
+
+
+def _mix_labels(labels, transformation):
+    """CutMix / MixUp labels: blended by the mix weights (integer labels as floats)."""
+    w = reshape(transformation["mix_weight"], [-1, 1])
+    if not _is_float(labels):
+        labels = cast(labels, w._value.dtype)
+    return _blend(labels, transformation, w)
+
+
 class CutMix(_ImageAugmentation):
     """Paste a random rectangle of another image of the batch into each image, and mix the
     labels by the areas, as Keras' ``CutMix``: a Beta(a, a) weight per image (``a`` drawn
@@ -1507,11 +1517,7 @@ class CutMix(_ImageAugmentation):
     def transform_labels(self, labels, transformation=None, training=True):
         if not training or transformation is None:
             return labels
-        w = reshape(transformation["mix_weight"], [-1, 1])
-        if not _is_float(labels):
-            labels = cast(labels, w._value.dtype)
-        w = cast(w, labels._value.dtype)
-        return w * labels + (1.0 - w) * _take(labels, transformation["permutation_order"])
+        return _mix_labels(labels, transformation)
 
     def transform_bounding_boxes(self, bounding_boxes, transformation=None, training=True):
         raise NotImplementedError("CutMix does not transform bounding boxes (as Keras)")
@@ -1545,19 +1551,13 @@ class MixUp(_ImageAugmentation):
     def transform_images(self, images, transformation=None, training=True):
         if not training:
             return images
-        dt = self._compute_dtype
-        x = cast(images, dt)
-        w = cast(_col(transformation["mix_weight"]), dt)
-        return w * x + (1.0 - w) * _take(x, transformation["permutation_order"])
+        return _blend(cast(images, self._compute_dtype), transformation,
+                      _col(transformation["mix_weight"]))
 
     def transform_labels(self, labels, transformation=None, training=True):
         if not training:
             return labels
-        w = reshape(transformation["mix_weight"], [-1, 1])
-        if not _is_float(labels):
-            labels = cast(labels, w._value.dtype)
-        w = cast(w, labels._value.dtype)
-        return w * labels + (1.0 - w) * _take(labels, transformation["permutation_order"])
+        return _mix_labels(labels, transformation)
 
     def transform_bounding_boxes(self, bounding_boxes, transformation=None, training=True):
         if not training:
@@ -1574,8 +1574,7 @@ class MixUp(_ImageAugmentation):
         m = segmentation_masks
         if not _is_float(m):
             m = cast(m, np.float32)
-        w = cast(_col(transformation["mix_weight"]), m._value.dtype)
-        return w * m + (1.0 - w) * _take(m, transformation["permutation_order"])
+        return _blend(m, transformation, _col(transformation["mix_weight"]))
 
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha, "seed": self.seed}

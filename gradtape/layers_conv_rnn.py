@@ -449,17 +449,9 @@ class GroupQueryAttention(Layer):
         return x
 
     def __call__(self, query, value=None, key=None, **kwargs):
-        from . import keras_graph as _kg
-        if _kg.has_symbols(query, (value, key), kwargs):
-            args = (value,) if key is None else (value, key)
-            return _kg.symbolic_call(self, query, args, kwargs)
-        if value is None:
-            raise TypeError(f"GroupQueryAttention layer '{self.name}': call it with the query "
-                            "and the value (gqa(query, value) for cross-attention, gqa(x, x) "
-                            "for self-attention)")
-        q, v = Layer._convert_input(self, query), Layer._convert_input(self, value)
-        k = v if key is None else Layer._convert_input(self, key)
-        return super().__call__([q, v, k], **kwargs)
+        from .layers_extra import _attention_call
+        return _attention_call(self, super().__call__, "GroupQueryAttention", "gqa", query,
+                               value, key, kwargs)
 
     def _dense(self, equation, heads, bias_axes, name, **extra):
         from .layers_more import EinsumDense
@@ -474,9 +466,9 @@ class GroupQueryAttention(Layer):
                            dtype=self._dtype_policy, **opts, **extra)
 
     def build(self, query_shape, value_shape=None, key_shape=None):
-        if value_shape is None and isinstance(query_shape, (list, tuple)) and query_shape \
-                and isinstance(query_shape[0], (list, tuple)):
-            query_shape, value_shape, key_shape = (list(query_shape) + [None, None])[:3]
+        from .layers_extra import _attention_shapes
+        query_shape, value_shape, key_shape = _attention_shapes(query_shape, value_shape,
+                                                                key_shape)
         key_shape = value_shape if key_shape is None else key_shape
         shapes = {"query": tuple(query_shape), "value": tuple(value_shape),
                   "key": tuple(key_shape)}
@@ -509,7 +501,7 @@ class GroupQueryAttention(Layer):
              use_causal_mask=False, mask=None):
         from . import keras_ops as K
         from . import nn
-        from .layers_extra import MultiHeadAttention, _large_negative
+        from .layers_extra import MultiHeadAttention, _masked_scores
         q_in, v_in, k_in = inputs
         masks = list(mask) if isinstance(mask, (list, tuple)) else [mask, None, None]
         masks = [given if given is not None else auto for given, auto in
@@ -542,8 +534,7 @@ class GroupQueryAttention(Layer):
             scores = K.einsum("bquh,bkuh->buqk", q, k)
             if mask is not None:
                 keep = _sh.expand_dims(mask, 1) if mask._value.ndim == 3 else mask
-                blocked = _core.zeros_like(scores) + _large_negative(scores._value.dtype)
-                scores = _m.where(keep, scores, blocked)
+                scores = _masked_scores(scores, keep)
                 scores = nn.softmax(scores, axis=-1)
                 scores = _m.where(keep, scores, _core.zeros_like(scores))
             else:
@@ -560,17 +551,11 @@ class GroupQueryAttention(Layer):
         """Keras' ``_compute_attention_mask``: ``mask`` (the inputs' masks and the given
         attention mask, boolean) and-ed with the causal and the sliding-window bands, as
         ``[batch or 1, T, S]``; None when there is nothing to mask."""
+        from .layers_extra import _all_true, _band_masks
         t, s = q_in._value.shape[1], v_in._value.shape[1]
         batch = q_in._value.shape[0]
-        if causal or self.sliding_window is not None:
-            rows = _sh.reshape(_sh.range(t), (1, t, 1))
-            cols = _sh.reshape(_sh.range(s), (1, 1, s))
-            if causal:
-                band = rows >= cols
-                mask = band if mask is None else _m.logical_and(mask, band)
-            if self.sliding_window is not None:
-                band = _m.abs(rows - cols) < self.sliding_window
-                mask = band if mask is None else _m.logical_and(mask, band)
+        mask = _all_true(([] if mask is None else [mask]) +
+                         _band_masks(t, s, causal, self.sliding_window))
         if mask is None:
             return None
         shape = tuple(mask._value.shape)
@@ -587,9 +572,9 @@ class GroupQueryAttention(Layer):
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         """The output's shape: the query's (Keras' signature ``(query_shape, value_shape,
         key_shape=None)``; a list of the shapes works too)."""
-        if value_shape is None and isinstance(query_shape, (list, tuple)) and query_shape \
-                and isinstance(query_shape[0], (list, tuple)):
-            query_shape, value_shape, key_shape = (list(query_shape) + [None, None])[:3]
+        from .layers_extra import _attention_shapes
+        query_shape, value_shape, key_shape = _attention_shapes(query_shape, value_shape,
+                                                                key_shape)
         query_shape = tuple(query_shape)
         if value_shape is not None:
             value_shape = tuple(value_shape)

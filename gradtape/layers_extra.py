@@ -1036,6 +1036,64 @@ def _attention_equations(rank, attn_axes):
     return f"{source},{target}->{product}", f"{product},{source}->{target}", len(product)
 
 
+def _bool_mask(m):
+    """An attention mask as booleans, as Keras: true where nonzero."""
+    m = m if isinstance(m, Tensor) else convert_to_tensor(m)
+    return m if m._value.dtype == np.bool_ else _m.not_equal(m, 0)
+
+
+def _all_true(parts):
+    """The logical and of the masks ``parts`` (None when there are none)."""
+    if not parts:
+        return None
+    out = parts[0]
+    for m in parts[1:]:
+        out = _m.logical_and(out, m)
+    return out
+
+
+def _band_masks(t, s, causal, sliding_window):
+    """The ``[1, T, S]`` bands asked for: causal (``t >= s``), then the sliding window
+    (``|t - s| < sliding_window``)."""
+    if not causal and sliding_window is None:
+        return []
+    rows = _sh.reshape(_sh.range(t), (1, t, 1))
+    cols = _sh.reshape(_sh.range(s), (1, 1, s))
+    bands = [rows >= cols] if causal else []
+    if sliding_window is not None:
+        bands.append(_m.abs(rows - cols) < sliding_window)
+    return bands
+
+
+def _masked_scores(scores, mask):
+    """The scores where ``mask`` is true, Keras' large negative number elsewhere."""
+    blocked = _core.zeros_like(scores) + _large_negative(scores._value.dtype)
+    return _m.where(mask, scores, blocked)
+
+
+def _attention_shapes(query_shape, value_shape, key_shape):
+    """Keras' ``(query_shape, value_shape, key_shape)``, also given as one list of them."""
+    if value_shape is None and isinstance(query_shape, (list, tuple)) and query_shape \
+            and isinstance(query_shape[0], (list, tuple)):
+        query_shape, value_shape, key_shape = (list(query_shape) + [None, None])[:3]
+    return query_shape, value_shape, key_shape
+
+
+def _attention_call(layer, call, who, short, query, value, key, kwargs):
+    """The ``__call__`` of the attention layers: a symbolic call on Keras tensors, else
+    ``call([query, value, key], **kwargs)`` (the key defaults to the value)."""
+    if _kg.has_symbols(query, (value, key), kwargs):
+        args = (value,) if key is None else (value, key)
+        return _kg.symbolic_call(layer, query, args, kwargs)
+    if value is None:
+        raise TypeError(f"{who} layer '{layer.name}': call it with the query and the value "
+                        f"({short}(query, value) for cross-attention, {short}(x, x) for "
+                        f"self-attention)")
+    q, v = Layer._convert_input(layer, query), Layer._convert_input(layer, value)
+    k = v if key is None else Layer._convert_input(layer, key)
+    return call([q, v, k], **kwargs)
+
+
 class MultiHeadAttention(Layer):
     """Multi-head attention, as ``keras.layers.MultiHeadAttention`` (inputs
     ``[batch, <axes>, features]``, usually ``[batch, time, features]``).
@@ -1121,16 +1179,8 @@ class MultiHeadAttention(Layer):
         return x
 
     def __call__(self, query, value=None, key=None, **kwargs):
-        if _kg.has_symbols(query, (value, key), kwargs):
-            args = (value,) if key is None else (value, key)
-            return _kg.symbolic_call(self, query, args, kwargs)
-        if value is None:
-            raise TypeError(f"MultiHeadAttention layer '{self.name}': call it with the query "
-                            "and the value (mha(query, value) for cross-attention, "
-                            "mha(x, x) for self-attention)")
-        q, v = Layer._convert_input(self, query), Layer._convert_input(self, value)
-        k = v if key is None else Layer._convert_input(self, key)
-        return super().__call__([q, v, k], **kwargs)
+        return _attention_call(self, super().__call__, "MultiHeadAttention", "mha", query,
+                               value, key, kwargs)
 
     def build(self, shapes):
         q_shape, v_shape, k_shape = (tuple(s) for s in shapes)
@@ -1215,8 +1265,7 @@ class MultiHeadAttention(Layer):
         scores = einsum(dot_eq, k, q)
         mask = self._mask(attention_mask, use_causal_mask, q_in, v_in, scores, n)
         if mask is not None:
-            blocked = _core.zeros_like(scores) + _large_negative(scores._value.dtype)
-            scores = _m.where(mask, scores, blocked)
+            scores = _masked_scores(scores, mask)
         if n == 1:
             probs = nn.softmax(scores, axis=-1)
         else:
@@ -1251,15 +1300,8 @@ class MultiHeadAttention(Layer):
             if m is not None:
                 parts.append(_sh.expand_dims(convert_to_tensor(m, dtype="bool"), -2))
         if attention_mask is not None:
-            a = attention_mask if isinstance(attention_mask, Tensor) else \
-                convert_to_tensor(attention_mask)
-            parts.append(a if a._value.dtype == np.bool_ else _m.not_equal(a, 0))
-        if not parts:
-            return None
-        out = parts[0]
-        for m in parts[1:]:
-            out = _m.logical_and(out, m)
-        return out
+            parts.append(_bool_mask(attention_mask))
+        return _all_true(parts)
 
     def compute_mask(self, inputs, mask=None):
         return mask[0] if isinstance(mask, (list, tuple)) and mask else None
@@ -1267,9 +1309,8 @@ class MultiHeadAttention(Layer):
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         """The output's shape for a query of ``query_shape`` (Keras' signature:
         ``(query_shape, value_shape, key_shape=None)``; a list of the shapes works too)."""
-        if value_shape is None and isinstance(query_shape, (list, tuple)) and query_shape \
-                and isinstance(query_shape[0], (list, tuple)):
-            query_shape, value_shape, key_shape = (list(query_shape) + [None, None])[:3]
+        query_shape, value_shape, key_shape = _attention_shapes(query_shape, value_shape,
+                                                                key_shape)
         query_shape = tuple(query_shape)
         if value_shape is not None and key_shape is not None and \
                 tuple(value_shape)[1:-1] != tuple(key_shape)[1:-1]:
@@ -1284,24 +1325,11 @@ class MultiHeadAttention(Layer):
         """The boolean mask of the scores: the attention mask (``[B, T, S]``, expanded as
         Keras from the heads axis on), the causal and the sliding-window bands."""
         t, s = q_in._value.shape[1], v_in._value.shape[1]
-        parts = []
-        if attention_mask is not None:
-            m = attention_mask if isinstance(attention_mask, Tensor) else \
-                convert_to_tensor(attention_mask)
-            parts.append(m if m._value.dtype == np.bool_ else _m.not_equal(m, 0))
-        if causal or self.sliding_window is not None:
-            from .ops.shape import range as _range, reshape
-            rows = reshape(_range(t), (1, t, 1))
-            cols = reshape(_range(s), (1, 1, s))
-            if causal:
-                parts.append(rows >= cols)
-            if self.sliding_window is not None:
-                parts.append(_m.abs(rows - cols) < self.sliding_window)
-        if not parts:
+        parts = [] if attention_mask is None else [_bool_mask(attention_mask)]
+        parts += _band_masks(t, s, causal, self.sliding_window)
+        mask = _all_true(parts)
+        if mask is None:
             return None
-        mask = parts[0]
-        for m in parts[1:]:
-            mask = _m.logical_and(mask, m)
         want = tuple(scores._value.shape)
         if mask._value.ndim > len(want):
             raise ValueError(f"MultiHeadAttention layer '{self.name}': attention_mask of "

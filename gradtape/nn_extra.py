@@ -1127,6 +1127,19 @@ def _vjp_of(fn, at: Tensor, cotangent: Tensor, opname, what):
     return tape.gradient(y, at, output_gradients=cotangent)
 
 
+def _depthwise_backprop(opname, known, sizes, sizes_name, out_backprop, conv, what):
+    """The gradient of ``conv(unknown, known)`` with respect to ``unknown`` (of shape
+    ``sizes``, 4 ints) along ``out_backprop``: the backprops of a depthwise convolution."""
+    from .ops.core import zeros
+    from .ops.nn import _float_input
+    k = _float_input(known, opname)
+    g = as_tensor(out_backprop, opname)
+    sizes = _int_list(sizes, opname, sizes_name, 4)
+    with _device_of(k):
+        start = zeros(sizes, dtype=k.dtype)
+    return _vjp_of(lambda u: conv(u, k), start, g, opname, f"{what} of shape {tuple(sizes)}")
+
+
 def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,
                                     data_format="NHWC", dilations=[1, 1, 1, 1],  # noqa: B006
                                     name=None):
@@ -1134,16 +1147,11 @@ def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, 
     ``tf.nn.depthwise_conv2d_backprop_input``: ``input_sizes`` (4 ints) is the input's
     shape, ``filter`` ``[KH, KW, C, M]``, ``out_backprop`` the convolution output's
     gradient. Differentiable with respect to ``filter`` and ``out_backprop``."""
-    from .ops.core import zeros
-    from .ops.nn import _float_input, depthwise_conv2d
-    opname = "depthwise_conv2d_backprop_input"
-    w = _float_input(filter, opname)
-    g = as_tensor(out_backprop, opname)
-    sizes = _int_list(input_sizes, opname, "input_sizes", 4)
-    with _device_of(w):
-        x0 = zeros(sizes, dtype=w.dtype)
-    return _vjp_of(lambda x: depthwise_conv2d(x, w, strides, padding, data_format, dilations),
-                   x0, g, opname, f"an input of shape {tuple(sizes)}")
+    from .ops.nn import depthwise_conv2d
+    return _depthwise_backprop(
+        "depthwise_conv2d_backprop_input", filter, input_sizes, "input_sizes", out_backprop,
+        lambda x, w: depthwise_conv2d(x, w, strides, padding, data_format, dilations),
+        "an input")
 
 
 def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,
@@ -1153,16 +1161,11 @@ def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,
     ``tf.nn.depthwise_conv2d_backprop_filter``: ``filter_sizes`` (4 ints) is the filter's
     shape ``[KH, KW, C, M]``. Differentiable with respect to ``input`` and
     ``out_backprop``."""
-    from .ops.core import zeros
-    from .ops.nn import _float_input, depthwise_conv2d
-    opname = "depthwise_conv2d_backprop_filter"
-    x = _float_input(input, opname)
-    g = as_tensor(out_backprop, opname)
-    sizes = _int_list(filter_sizes, opname, "filter_sizes", 4)
-    with _device_of(x):
-        w0 = zeros(sizes, dtype=x.dtype)
-    return _vjp_of(lambda w: depthwise_conv2d(x, w, strides, padding, data_format, dilations),
-                   w0, g, opname, f"a filter of shape {tuple(sizes)}")
+    from .ops.nn import depthwise_conv2d
+    return _depthwise_backprop(
+        "depthwise_conv2d_backprop_filter", input, filter_sizes, "filter_sizes", out_backprop,
+        lambda w, x: depthwise_conv2d(x, w, strides, padding, data_format, dilations),
+        "a filter")
 
 
 def _device_of(t: Tensor):

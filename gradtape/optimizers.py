@@ -425,6 +425,21 @@ def _zip_lengths(grads_and_vars):
     return None if min(lengths) < 0 else lengths
 
 
+def _grad_var_pairs(grads_and_vars, who):
+    """``grads_and_vars`` as a list of ``(gradient, variable)`` pairs; an item that is not
+    a pair is a ``TypeError`` naming ``who``'s ``apply_gradients``."""
+    pairs = []
+    for k, item in enumerate(grads_and_vars):
+        try:
+            g, v = item
+        except (TypeError, ValueError):
+            raise TypeError(f"{who}.apply_gradients: expected (gradient, variable) pairs such "
+                            f"as zip(grads, variables), item {k} is "
+                            f"{type(item).__name__}") from None
+        pairs.append((g, v))
+    return pairs
+
+
 class Optimizer:
     """Base class: gradient clipping, weight decay, slots, the step counter and the API.
 
@@ -862,16 +877,7 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__}.apply_gradients: {lengths[0]} gradients "
                              f"for {lengths[1]} variables; the lists must have the same length "
                              "(nothing was updated)")
-        pairs = []
-        for k, item in enumerate(grads_and_vars):
-            try:
-                g, v = item
-            except (TypeError, ValueError):
-                raise TypeError(f"{type(self).__name__}.apply_gradients: expected "
-                                f"(gradient, variable) pairs such as zip(grads, variables), "
-                                f"item {k} is {type(item).__name__}") from None
-            pairs.append((g, v))
-        return self._apply(pairs)
+        return self._apply(_grad_var_pairs(grads_and_vars, type(self).__name__))
 
     def apply(self, grads, trainable_variables=None):
         """Apply ``grads`` to ``trainable_variables`` (two lists of the same length); without
@@ -2560,16 +2566,7 @@ class LossScaleOptimizer(Optimizer):
                         **kwargs):
         """Apply ``(gradient, variable)`` pairs through :meth:`apply`; returns the inner
         optimizer's ``iterations``."""
-        pairs = []
-        for k, item in enumerate(grads_and_vars):
-            try:
-                g, v = item
-            except (TypeError, ValueError):
-                raise TypeError(f"LossScaleOptimizer.apply_gradients: expected (gradient, "
-                                f"variable) pairs such as zip(grads, variables), item {k} is "
-                                f"{type(item).__name__}") from None
-            pairs.append((g, v))
-        return self._apply(pairs)
+        return self._apply(_grad_var_pairs(grads_and_vars, "LossScaleOptimizer"))
 
     def apply(self, grads, trainable_variables=None):
         """Unscale ``grads`` and take the inner optimizer's step if they are all finite; else

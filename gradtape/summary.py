@@ -41,6 +41,9 @@ import zlib
 
 import numpy as np
 
+from . import io as _io
+from ._proto import field_bytes as _field_bytes, field_varint as _field_int, varint as _varint
+
 __all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "scalar", "histogram",
            "text", "image", "write", "record_if", "should_record_summaries", "flush",
            "experimental"]
@@ -48,61 +51,10 @@ __all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "scalar"
 DEFAULT_BUCKET_COUNT = 30          # tf.summary.histogram's default
 
 
-# --- CRC32C and TFRecord framing -------------------------------------------------------------
+# --- CRC32C and TFRecord framing (gt.io's), protobuf encoding (gradtape._proto's) ------------
+# (an event file is a TFRecord file of the few messages written below)
 
-def _crc32c_table():
-    poly = 0x82F63B78                 # Castagnoli, reflected
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ poly if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    """The CRC-32C (Castagnoli) of ``data``, as TFRecord files use it."""
-    table = _CRC_TABLE
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's masked CRC: the CRC-32C rotated right by 15 bits plus ``0xa282ead8``."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _record(payload: bytes) -> bytes:
-    header = struct.pack("<Q", len(payload))
-    return (header + struct.pack("<I", masked_crc32c(header)) + payload
-            + struct.pack("<I", masked_crc32c(payload)))
-
-
-# --- protobuf encoding (the few messages an event file holds) ---------------------------------
-
-def _varint(n: int) -> bytes:
-    n &= 0xFFFFFFFFFFFFFFFF           # int64 fields: negatives as their two's complement
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _field_bytes(field: int, value: bytes) -> bytes:
-    return _varint(field << 3 | 2) + _varint(len(value)) + value
-
-
-def _field_int(field: int, value: int) -> bytes:
-    return _varint(field << 3) + _varint(value) if value else b""
+crc32c, masked_crc32c, _record = _io.crc32c, _io.masked_crc32c, _io._frame
 
 
 def _field_double(field: int, value: float) -> bytes:
