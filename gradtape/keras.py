@@ -26,7 +26,7 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regular
            "preprocessing", "mixed_precision", "random", "config", "Sequential", "Model",
            "Layer", "Input", "InputLayer", "KerasTensor", "Loss", "Metric", "Optimizer",
            "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy",
-           "ops", "datasets"]
+           "ops", "datasets", "applications"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -887,6 +887,7 @@ Initializer = initializers.Initializer
 Regularizer = regularizers.Regularizer
 InputSpec = layers.InputSpec
 DTypePolicy = _mp.DTypePolicy
+from . import applications  # noqa: E402  (keras.applications: the ImageNet models)
 
 
 # --- the submodules' import names ------------------------------------------------------------
@@ -901,6 +902,8 @@ def _register_submodules():
              "optimizers.schedules": optimizers.schedules, "ops": ops, "ops.numpy": ops.numpy,
              "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image}
     table.update(_kd.SUBMODULES)
+    table["applications"] = applications
+    table.update({f"applications.{k}": v for k, v in applications.SUBMODULES.items()})
     for name, mod in table.items():
         sys.modules[f"{__name__}.{name}"] = mod
 

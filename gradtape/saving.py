@@ -1738,7 +1738,10 @@ def _read_legacy_weights(model, group, where, who):
                             f"{len(weight_names)} ({', '.join(weight_names)})")
             continue
         for wname, var in zip(weight_names, variables):
-            plan.append((var, np.asarray(group[name][wname][()]),
+            arr = np.asarray(group[name][wname][()])
+            if isinstance(layer, Normalization) and arr.size == var._value.size:
+                arr = arr.reshape(var._value.shape)   # Keras' (C,) mean, ours broadcastable
+            plan.append((var, arr,
                          f"layer '{layer.name}' weight '{var.name}' (the file's {wname})"))
     if problems:
         raise SavingError(f"{who}: {where} does not fit {type(model).__name__} "
