@@ -306,7 +306,9 @@ class Module:
     _UNTRACKED = frozenset()
 
     def __init__(self, name=None):
-        base = _snake_case(type(self).__name__)
+        # (a class may give Keras' base name when its own differs: MaxPool2D's is
+        # "max_pooling2d", as Keras names MaxPooling2D layers)
+        base = type(self).__dict__.get("_NAME_BASE") or _snake_case(type(self).__name__)
         self._name = name if name is not None else _unique_name(base)
         if not isinstance(self._name, str) or not self._name:
             raise ValueError(f"{type(self).__name__}: name must be a non-empty string, got "
@@ -2162,6 +2164,8 @@ class _Pool2D(Layer):
 class MaxPool2D(_Pool2D):
     """Maximum over ``pool_size`` windows of NHWC inputs (NCHW with
     ``data_format="channels_first"``)."""
+
+    _NAME_BASE = "max_pooling2d"
 
     _op = "max_pool2d"
 

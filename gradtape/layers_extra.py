@@ -817,18 +817,40 @@ class Permute(Layer):
 
 
 class Rescaling(Layer):
-    """``inputs * scale + offset`` (``Rescaling(1 / 255)`` for pixel values)."""
+    """``inputs * scale + offset`` (``Rescaling(1 / 255)`` for pixel values); ``scale`` and
+    ``offset`` are numbers, or lists broadcast against the inputs' last axes (one factor per
+    channel, as Keras 3)."""
 
     supports_masking = True
 
     def __init__(self, scale, offset=0.0, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        self.scale = float(scale)
-        self.offset = float(offset)
+        self.scale = self._factor(scale, "scale")
+        self.offset = self._factor(offset, "offset")
+
+    @staticmethod
+    def _factor(value, what):
+        if isinstance(value, (list, tuple, np.ndarray)):
+            arr = np.asarray(value, dtype=np.float64)
+            if arr.size == 0:
+                raise ValueError(f"Rescaling: {what} is empty")
+            return arr.tolist()
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"Rescaling: {what} must be a number or a list of numbers, got "
+                            f"{value!r}") from None
+
+    def _operand(self, value, inputs):
+        if isinstance(value, list):          # (made on the inputs' device)
+            from .tensor import Tensor
+            dev = inputs._device
+            return Tensor(dev.asarray(np.asarray(value, dtype=inputs._value.dtype)), dev)
+        return value
 
     def call(self, inputs):
-        y = inputs * self.scale
-        return y + self.offset if self.offset else y
+        y = inputs * self._operand(self.scale, inputs)
+        return y + self._operand(self.offset, inputs) if self.offset else y
 
     def get_config(self):
         return {**super().get_config(), "scale": self.scale, "offset": self.offset}

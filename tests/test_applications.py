@@ -338,9 +338,8 @@ def test_convnext_layers():
 def test_efficientnet_imagenet_scaling_layer():
     """With ImageNet weights the stem divides by ImageNet's standard deviations (Keras'
     ``Rescaling`` with one factor per channel) after ``Rescaling`` and ``Normalization``."""
-    from gradtape.applications import efficientnet
     gt.keras.backend.clear_session()
-    layer = efficientnet._ChannelRescaling([1.0, 2.0, 4.0])
+    layer = gt.keras.layers.Rescaling([1.0, 2.0, 4.0])
     assert layer.name == "rescaling"
     x = np.ones((1, 2, 2, 3), "float32")
     np.testing.assert_allclose(layer(gt.constant(x)).numpy()[0, 0, 0], [1.0, 2.0, 4.0])

@@ -238,3 +238,21 @@ def test_thresholded_relu_and_the_other_names():
     assert keras.layers.Convolution3DTranspose is keras.layers.Conv3DTranspose
     assert keras.layers.SeparableConvolution1D is keras.layers.SeparableConv1D
     assert keras.layers.SeparableConvolution2D is keras.layers.SeparableConv2D
+
+
+def test_rescaling_takes_one_factor_per_channel_as_keras():
+    layer = keras.layers.Rescaling([1.0, 2.0, 3.0], offset=[0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(layer(np.ones((1, 2, 3), np.float32)).numpy(),
+                                  np.array([[[1, 3, 3], [1, 3, 3]]], np.float32))
+    config = layer.get_config()
+    assert config["scale"] == [1.0, 2.0, 3.0] and config["offset"] == [0.0, 1.0, 0.0]
+    again = keras.layers.Rescaling.from_config(config)
+    with gt.device("strict:0"):
+        np.testing.assert_array_equal(again(gt.ones((1, 3))).numpy(), [[1, 3, 3]])
+    with pytest.raises(TypeError, match="scale must be a number or a list"):
+        keras.layers.Rescaling("x")
+
+
+def test_max_pooling2d_layers_are_named_as_keras():
+    assert keras.layers.MaxPooling2D().name.startswith("max_pooling2d")
+    assert keras.layers.MaxPool2D(name="p").name == "p"

@@ -47,19 +47,6 @@ DENSE_KERNEL_INITIALIZER = {"class_name": "VarianceScaling",
 IMAGENET_STDDEV_RGB = [0.229, 0.224, 0.225]
 
 
-class _ChannelRescaling(layers.Rescaling):
-    """``Rescaling`` by one factor per channel (Keras 3's ``Rescaling`` with a list
-    ``scale``), which divides by ImageNet's standard deviations in the pretrained models."""
-
-    def __init__(self, scale, offset=0.0, name=None, **kwargs):
-        super().__init__(1.0, offset, name=name or layers._unique_name("rescaling"), **kwargs)
-        self.scale = [float(s) for s in scale]
-
-    def call(self, inputs):
-        y = inputs * ops.convert_to_tensor(self.scale, dtype=inputs.dtype)
-        return y + self.offset if self.offset else y
-
-
 def _initializer(config):
     from ..initializers import VarianceScaling
     return VarianceScaling(**config["config"])
@@ -93,7 +80,7 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size,  # noqa: N8
     x = layers.Rescaling(1.0 / 255.0)(img_input)
     x = layers.Normalization(axis=3)(x)
     if weights == "imagenet":
-        x = _ChannelRescaling([1.0 / math.sqrt(s) for s in IMAGENET_STDDEV_RGB])(x)
+        x = layers.Rescaling([1.0 / math.sqrt(s) for s in IMAGENET_STDDEV_RGB])(x)
     x = layers.ZeroPadding2D(padding=imagenet_utils.correct_pad(x, 3), name="stem_conv_pad")(x)
     x = layers.Conv2D(round_filters(32), 3, strides=2, padding="valid", use_bias=False,
                       kernel_initializer=conv_init, name="stem_conv")(x)
