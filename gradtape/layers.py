@@ -1773,6 +1773,11 @@ class _LoRA:
     _LORA_WEIGHT = "kernel"
     _LORA_NAMES = ("lora_kernel_a", "lora_kernel_b")
     _LORA_WHAT = "kernel"
+    #: (class defaults: a layer without LoRA keeps no such attributes of its own, so the
+    #: variable walk, run twice a training step, does not visit them)
+    lora_rank = None
+    lora_alpha = None
+    lora_enabled = False
 
     def _lora_setup(self, lora_rank, lora_alpha):
         """Keep the ``lora_rank`` / ``lora_alpha`` constructor arguments (as Keras: alpha
@@ -1786,9 +1791,11 @@ class _LoRA:
         lora_rank = None if lora_rank is None else int(lora_rank)
         if lora_rank:
             self._lora_refuse_constraint()
-        self.lora_rank = lora_rank
-        self.lora_alpha = lora_alpha if lora_alpha is not None else lora_rank
-        self.lora_enabled = False
+        if lora_rank is not None:
+            self.lora_rank = lora_rank
+        alpha = lora_alpha if lora_alpha is not None else lora_rank
+        if alpha is not None:
+            self.lora_alpha = alpha
 
     def _lora_refuse_constraint(self):
         if (self.__dict__.get("_constraints") or {}).get(self._LORA_WEIGHT) is not None:

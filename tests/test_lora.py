@@ -306,7 +306,7 @@ def test_mixed_precision_keeps_the_adapters_float32():
         assert [w.dtype.name for w in d.weights] == ["float64", "float64", "float32", "float32"]
         assert d.kernel.dtype.name == "float64" and d(_x((2, 4))).dtype.name == "float64"
     finally:
-        keras.mixed_precision.set_global_policy("float32")
+        keras.mixed_precision.set_global_policy(None)     # (back to floatx())
 
 
 # --- saving -------------------------------------------------------------------------------------
