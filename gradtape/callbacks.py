@@ -213,12 +213,19 @@ def _fmt(value):
     return f"{v:.4f}" if 1e-3 <= abs(v) < 1e4 or v == 0 else f"{v:.4e}"
 
 
+def _print_msg(message, stream=None):
+    from .keras_utils import print_msg
+    print_msg(message, stream=stream)
+
+
 class ProgbarLogger(Callback):
     """Keras' progress display: ``verbose=1`` a bar per epoch (redrawn at most 10 times a
     second on a terminal; the final line elsewhere), ``verbose=2`` one line per epoch. The
     ``Epoch i/n`` line is printed when ``fit`` runs more than one epoch (Keras 3); the values
     are shown in the order they first appeared in the (sorted) logs of the bar, so a value
-    a callback adds at the epoch end (``learning_rate``) comes last."""
+    a callback adds at the epoch end (``learning_rate``) comes last. With interactive logging
+    off (``keras.utils.disable_interactive_logging``) the lines are INFO records of the
+    ``gradtape`` logger instead."""
 
     _tensor_logs = True
 
@@ -240,7 +247,7 @@ class ProgbarLogger(Callback):
     def on_epoch_begin(self, epoch, logs=None):
         epochs = self.params.get("epochs", 1)
         if self._verbose() and epochs > 1:
-            print(f"Epoch {epoch + 1}/{epochs}", file=self._out())
+            _print_msg(f"Epoch {epoch + 1}/{epochs}", stream=self._out())
         self._reset()
 
     def _reset(self):
@@ -260,6 +267,9 @@ class ProgbarLogger(Callback):
         self._reset()
 
     def _interactive(self):
+        from .keras_utils import is_interactive_logging_enabled
+        if not is_interactive_logging_enabled():
+            return False                    # lines go to the logger: no redrawing
         out = self._out()
         return hasattr(out, "isatty") and out.isatty()
 
@@ -312,10 +322,8 @@ class ProgbarLogger(Callback):
             return
         line = self._line(self._seen, logs, True)
         if v == 1 and self._interactive():
-            self._out().write("\r" + line + "\n")
-        else:
-            self._out().write(line + "\n")
-        self._out().flush()
+            line = "\r" + line
+        _print_msg(line, stream=self._out())
 
     def on_epoch_end(self, epoch, logs=None):
         self._finish(logs)
@@ -476,11 +484,11 @@ class EarlyStopping(_MonitorCallback):
 
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose > 0:
-            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+            _print_msg(f"Epoch {self.stopped_epoch + 1}: early stopping")
         if self.restore_best_weights and self.best_weights is not None:
             if self.verbose > 0:
-                print(f"Restoring model weights from the end of the best epoch: "
-                      f"{self.best_epoch + 1}.")
+                _print_msg(f"Restoring model weights from the end of the best epoch: "
+                           f"{self.best_epoch + 1}.")
             self.model.set_weights(self.best_weights)
 
     def get_monitor_value(self, logs):
@@ -558,7 +566,7 @@ class ModelCheckpoint(_MonitorCallback):
     def _should_save_model(self, epoch, logs, filepath):
         if not self.save_best_only:
             if self.verbose > 0:
-                print(f"\nEpoch {epoch + 1}: saving model to {filepath}")
+                _print_msg(f"\nEpoch {epoch + 1}: saving model to {filepath}")
             return True
         current = logs.get(self.monitor)
         if current is None:
@@ -574,12 +582,12 @@ class ModelCheckpoint(_MonitorCallback):
         best_str = "None" if self.best is None else f"{self.best:.5f}"
         if self._is_improvement(current, self.best):
             if self.verbose > 0:
-                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best_str} to "
-                      f"{current:.5f}, saving model to {filepath}")
+                _print_msg(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best_str} to "
+                           f"{current:.5f}, saving model to {filepath}")
             self.best = current
             return True
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}")
+            _print_msg(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}")
         return False
 
     def _save_model(self, epoch, batch, logs):
@@ -595,7 +603,7 @@ class ModelCheckpoint(_MonitorCallback):
                 else:
                     self.model.save(filepath, overwrite=True)
                 if self.verbose > 0:
-                    print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
+                    _print_msg(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
         except IsADirectoryError:
             raise OSError(f"Please specify a non-directory filepath for ModelCheckpoint. "
                           f"Filepath used is an existing directory: {filepath}") from None
@@ -660,8 +668,8 @@ class LearningRateScheduler(Callback):
                              f"{epoch}")
         _set_lr(self.model, new)
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
-                  f"{new}.")
+            _print_msg(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
+                       f"{new}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
@@ -726,8 +734,8 @@ class ReduceLROnPlateau(_MonitorCallback):
                     new = max(old * self.factor, self.min_lr)
                     _set_lr(self.model, new)
                     if self.verbose > 0:
-                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate "
-                              f"to {new}.")
+                        _print_msg(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate "
+                                   f"to {new}.")
                     self.cooldown_counter = self.cooldown
                     self.wait = 0
 
@@ -747,7 +755,7 @@ class TerminateOnNaN(Callback):
             if self.raise_error:
                 raise RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: "
                                    f"{loss}. Terminating training immediately.")
-            print(f"Batch {batch}: Invalid loss, terminating training")
+            _print_msg(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
 

@@ -150,7 +150,10 @@ utils = _namespace(
     custom_object_scope=_ku.custom_object_scope, CustomObjectScope=_ku.CustomObjectScope,
     register_keras_serializable=_saving.register_keras_serializable,
     serialize_keras_object=_saving.serialize_layer,
-    deserialize_keras_object=_saving.deserialize_layer)
+    deserialize_keras_object=_saving.deserialize_layer,
+    enable_interactive_logging=_ku.enable_interactive_logging,
+    disable_interactive_logging=_ku.disable_interactive_logging,
+    is_interactive_logging_enabled=_ku.is_interactive_logging_enabled, Config=_ku.Config)
 from . import keras_datasets as _kd  # noqa: E402
 
 utils.get_file = _kd.get_file
@@ -772,7 +775,10 @@ config = _namespace(
     floatx=_floatx, set_floatx=_set_floatx, epsilon=_epsilon, set_epsilon=_set_epsilon,
     image_data_format=_image_data_format, set_image_data_format=_set_image_data_format,
     enable_unsafe_deserialization=_enable_unsafe_deserialization, backend=_backend_name,
-    dtype_policy=_mp.dtype_policy, set_dtype_policy=_mp.set_dtype_policy)
+    dtype_policy=_mp.dtype_policy, set_dtype_policy=_mp.set_dtype_policy,
+    enable_interactive_logging=_ku.enable_interactive_logging,
+    disable_interactive_logging=_ku.disable_interactive_logging,
+    is_interactive_logging_enabled=_ku.is_interactive_logging_enabled)
 
 
 def _get_source_inputs(tensor):

@@ -11,6 +11,10 @@ give a tensor, computed with gradtape ops. ``timeseries_dataset_from_array`` ret
 """
 from __future__ import annotations
 
+import copy
+import difflib
+import json
+import logging
 import math
 import os
 import sys
@@ -423,6 +427,142 @@ def _to_numpy(element):
                                element)
 
 
+# --- interactive logging, Config --------------------------------------------------------------
+
+_INTERACTIVE_LOGGING = [True]
+
+
+def enable_interactive_logging():
+    """Progress and callback messages go to ``sys.stdout`` (the default), as Keras 3's
+    ``keras.utils.enable_interactive_logging``."""
+    _INTERACTIVE_LOGGING[0] = True
+
+
+def disable_interactive_logging():
+    """Progress and callback messages become INFO records of the ``gradtape`` logger
+    (:func:`gt.get_logger`; Keras 3 sends them to ``absl.logging``) instead of lines on
+    ``sys.stdout``, as ``keras.utils.disable_interactive_logging``."""
+    _INTERACTIVE_LOGGING[0] = False
+
+
+def is_interactive_logging_enabled():
+    """Whether progress output goes to ``sys.stdout`` (True, the default) or to the logger,
+    as Keras 3's ``keras.utils.is_interactive_logging_enabled``."""
+    return _INTERACTIVE_LOGGING[0]
+
+
+def print_msg(message, line_break=True, stream=None):
+    """Keras 3's ``io_utils.print_msg``: ``message`` written to ``stream`` (default
+    ``sys.stdout``) while interactive logging is on, else logged at INFO level by the
+    ``gradtape`` logger (without the trailing line break)."""
+    message = str(message)
+    if _INTERACTIVE_LOGGING[0]:
+        out = sys.stdout if stream is None else stream
+        out.write(f"{message}\n" if line_break else message)
+        out.flush()
+    else:
+        logging.getLogger("gradtape").info(message.rstrip("\n"))
+
+
+class Config:
+    """A dict-like container of named values read and set as attributes or items, which
+    can be frozen against changes and written as JSON, as Keras 3's ``keras.utils.Config``:
+    ``Config(learning_rate=0.1)``, ``config.seed = 1``, ``config["seed"]``, ``freeze()``,
+    ``as_dict()``, ``to_json()``; iteration gives the sorted keys."""
+
+    __attrs__ = None
+
+    def __init__(self, **kwargs):
+        self._config = kwargs
+        self._frozen = False
+        self.__attrs__ = set(dir(self))
+
+    @property
+    def frozen(self):
+        """True once :meth:`freeze` was called (and :meth:`unfreeze` not since)."""
+        return self._frozen
+
+    def freeze(self):
+        """Refuse every later change (``ValueError``)."""
+        self._frozen = True
+
+    def unfreeze(self):
+        self._frozen = False
+
+    def _raise_if_frozen(self):
+        if self._frozen:
+            raise ValueError("Cannot mutate attribute(s) because the config is frozen.")
+
+    def as_dict(self):
+        return copy.copy(self._config)
+
+    def to_json(self):
+        return json.dumps(self._config)
+
+    def keys(self):
+        return self._config.keys()
+
+    def values(self):
+        return self._config.values()
+
+    def items(self):
+        return self._config.items()
+
+    def pop(self, *args):
+        self._raise_if_frozen()
+        return self._config.pop(*args)
+
+    def update(self, *args, **kwargs):
+        self._raise_if_frozen()
+        return self._config.update(*args, **kwargs)
+
+    def get(self, keyname, value=None):
+        return self._config.get(keyname, value)
+
+    def __setattr__(self, name, value):
+        attrs = object.__getattribute__(self, "__attrs__")
+        if attrs is None or name in attrs:
+            return object.__setattr__(self, name, value)
+        self._raise_if_frozen()
+        self._config[name] = value
+
+    def __getattr__(self, name):
+        attrs = object.__getattribute__(self, "__attrs__")
+        if attrs is None or name in attrs:
+            return object.__getattribute__(self, name)
+        config = object.__getattribute__(self, "_config")
+        if name in config:
+            return config[name]
+        msg = f"Unknown attribute: '{name}'."
+        close = difflib.get_close_matches(name, config.keys(), n=1, cutoff=0.7)
+        if close:
+            msg += f" Did you mean '{close[0]}'?"
+        raise AttributeError(msg)
+
+    def __setitem__(self, key, item):
+        self._raise_if_frozen()
+        self._config[key] = item
+
+    def __getitem__(self, key):
+        return self._config[key]
+
+    def __repr__(self):
+        return f"<Config {self._config}>"
+
+    def __iter__(self):
+        yield from sorted(self._config.keys())
+
+    def __len__(self):
+        return len(self._config)
+
+    def __delitem__(self, key):
+        self._raise_if_frozen()
+        del self._config[key]
+
+    def __contains__(self, item):
+        return item in self._config
+
+
 # --- Progbar ---------------------------------------------------------------------------------
 
 class Progbar:
@@ -431,7 +571,8 @@ class Progbar:
     the others as their average over the steps so far (Keras 3's weighting). ``verbose=1``
     redraws one line on a terminal (at most every ``interval`` seconds) and prints the final
     line; ``verbose=2`` prints only the final line; ``0`` nothing. Lines go to
-    ``sys.stdout``; on a terminal the bar is drawn in colour as Keras 3 draws it."""
+    ``sys.stdout`` (to the logger when interactive logging is off); on a terminal the bar
+    is drawn in colour as Keras 3 draws it."""
 
     def __init__(self, target, width=20, verbose=1, interval=0.05, stateful_metrics=None,
                  stateless_metrics=None, unit_name="step"):
@@ -459,6 +600,8 @@ class Progbar:
 
     @staticmethod
     def _dynamic():
+        if not _INTERACTIVE_LOGGING[0]:
+            return False                    # lines go to the logger: no redrawing
         out = sys.stdout
         return (hasattr(out, "isatty") and out.isatty()) or "ipykernel" in sys.modules or \
             "PYCHARM_HOSTED" in os.environ
@@ -517,8 +660,7 @@ class Progbar:
                 message += " " * (self._prev_total_width - total_width)
             if finalize:
                 message += "\n"
-            sys.stdout.write(message)
-            sys.stdout.flush()
+            print_msg(message, line_break=False)
             self._prev_total_width = total_width
         elif self.verbose == 2:
             if finalize and self.target is not None and self.target > 0:
@@ -527,8 +669,7 @@ class Progbar:
                 info = f"{count} - {now - self._start:.0f}s"
                 info += f" -{self._format_time(per_unit, self.unit_name)}"
                 info += self._metrics(abs_check=False)
-                sys.stdout.write(info + "\n")
-                sys.stdout.flush()
+                print_msg(info)
         self._last_update = now
 
     def add(self, n, values=None):

@@ -44,7 +44,9 @@ __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError
            "binary_focal_crossentropy", "categorical_crossentropy",
            "categorical_focal_crossentropy", "sparse_categorical_crossentropy", "mse", "mae",
            "mape", "msle", "MSE", "MAE", "MAPE", "MSLE", "get", "serialize", "deserialize",
-           "Reduction", "CTC", "ctc"]
+           "Reduction", "CTC", "ctc", "Dice", "Tversky", "Circle",
+           "CategoricalGeneralizedCrossEntropy", "dice", "tversky", "circle",
+           "categorical_generalized_cross_entropy"]
 
 #: Keras' fuzz factor: probabilities are clipped to [EPSILON, 1 - EPSILON] before a log.
 EPSILON = 1e-7
@@ -471,6 +473,104 @@ def ctc(y_true, y_pred) -> Tensor:
     return keras_ops.ctc_loss(y_true, y_pred, label_length, input_length, mask_index=0)
 
 
+def dice(y_true, y_pred, axis=None) -> Tensor:
+    """Dice loss ``1 - 2 * sum(y_true * y_pred) / (sum(y_true) + sum(y_pred) + epsilon)``,
+    the sums over ``axis`` (default: every axis, giving a scalar), as Keras 3's
+    ``keras.losses.dice``; ``y_true`` is cast to ``y_pred``'s dtype."""
+    y_pred = _prediction(y_pred, "dice")
+    y_true = _target_like(y_true, y_pred, "dice")
+    axis = _loss_axis(axis, "dice")
+    inter = _r.reduce_sum(y_true * y_pred, axis=axis)
+    denom = _r.reduce_sum(y_true, axis=axis) + _r.reduce_sum(y_pred, axis=axis) + EPSILON
+    return 1.0 - (2.0 * inter) / denom
+
+
+def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None) -> Tensor:
+    """Tversky loss ``1 - tp / (tp + alpha * fp + beta * fn + epsilon)`` with
+    ``tp = sum(y_true * y_pred)``, ``fp = sum((1 - y_pred) * y_true)`` and
+    ``fn = sum(y_pred * (1 - y_true))`` over ``axis`` (default: every axis), as Keras 3's
+    ``keras.losses.tversky`` (its ``fp``/``fn`` naming kept; ``alpha = beta = 0.5`` is the
+    Dice loss)."""
+    y_pred = _prediction(y_pred, "tversky")
+    y_true = _target_like(y_true, y_pred, "tversky")
+    axis = _loss_axis(axis, "tversky")
+    inter = _r.reduce_sum(y_true * y_pred, axis=axis)
+    fp = _r.reduce_sum((1.0 - y_pred) * y_true, axis=axis)
+    fn = _r.reduce_sum(y_pred * (1.0 - y_true), axis=axis)
+    return 1.0 - inter / (inter + fp * alpha + fn * beta + EPSILON)
+
+
+def _loss_axis(axis, who):
+    if axis is None or isinstance(axis, (int, np.integer)):
+        return axis
+    try:
+        return tuple(int(a) for a in axis)
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: axis must be None, an int or a tuple of ints, got "
+                        f"{axis!r}") from None
+
+
+def circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagonal=True,
+           gamma=80, margin=0.4) -> Tensor:
+    """Circle loss (Sun et al., 2020) of integer labels ``y_true`` ``[batch]`` and
+    L2-normalized embeddings ``y_pred`` ``[batch, dim]`` against ``ref_embeddings`` /
+    ``ref_labels`` (default: the batch itself), as Keras 3's ``keras.losses.circle``: per
+    row ``softplus(logsumexp(-gamma * ap * (margin - d)) + logsumexp(gamma * an *
+    (1 - margin - d)))`` over the positive / negative pairs, ``d`` the cosine distance
+    (clipped at 0), ``ap = max(margin + d, 0)``, ``an = max(1 + margin - d, 0)``;
+    ``remove_diagonal`` drops the self-pairs from the positives. The result carries a
+    Keras mask of its entries > 0 (a loss object averages over those)."""
+    from . import keras_ops as K
+    from .layers import set_mask
+    who = "circle"
+    y_pred = _prediction(y_pred, who)
+    y_true = _target_like(y_true, y_pred, who, dtype=np.int32)
+    ref_emb = y_pred if ref_embeddings is None else _target_like(ref_embeddings, y_pred, who)
+    ref_lab = y_true if ref_labels is None else _target_like(ref_labels, y_pred, who,
+                                                             dtype=np.int32)
+    if y_pred._value.ndim != 2 or ref_emb._value.ndim != 2:
+        raise ValueError(f"{who}: y_pred and ref_embeddings must be [batch, dim] matrices, "
+                         f"got shapes {tuple(y_pred._value.shape)} and "
+                         f"{tuple(ref_emb._value.shape)}")
+    dist = K.maximum(1.0 - K.matmul(y_pred, K.transpose(ref_emb)), 0.0)
+    q = y_true if y_true._value.ndim != 1 else K.reshape(y_true, (-1, 1))
+    k = ref_lab if ref_lab._value.ndim != 1 else K.reshape(ref_lab, (-1, 1))
+    pos = K.equal(q, K.transpose(k))
+    neg = K.logical_not(pos)
+    if remove_diagonal:
+        n_q, n_k = int(y_true._value.size), int(ref_lab._value.size)
+        with device_scope(y_pred._device):
+            pos = K.logical_and(pos, K.logical_not(K.eye(n_q, n_k, dtype="bool")))
+    pos_f = K.cast(pos, dist.dtype)
+    neg_f = K.cast(neg, dist.dtype)
+    pos_w = K.maximum((margin + dist) * pos_f, 0.0)
+    neg_w = K.maximum((1.0 + margin - dist) * neg_f, 0.0)
+    pos_wd = -1 * gamma * pos_w * (margin - dist)
+    neg_wd = gamma * neg_w * ((1.0 - margin) - dist)
+    with np.errstate(divide="ignore"):     # a row without pairs: log(0) = -inf, as in TF
+        p_loss = K.logsumexp(K.where(pos, pos_wd, float("-inf")), axis=1)
+        n_loss = K.logsumexp(K.where(neg, neg_wd, float("-inf")), axis=1)
+    out = K.softplus(p_loss + n_loss)
+    set_mask(out, _m.greater(out, 0.0))
+    return out
+
+
+def categorical_generalized_cross_entropy(y_true, y_pred, q) -> Tensor:
+    """Generalized cross-entropy (Zhang & Sabuncu, 2018) ``(1 - p ** q) / q`` with ``p``
+    the probability ``y_pred`` gives the integer class ``y_true``, as Keras 3's
+    ``keras.losses.categorical_generalized_cross_entropy`` (``y_true`` one-hot encoded to
+    ``y_pred``'s last axis and broadcast against ``y_pred`` as Keras does)."""
+    from . import keras_ops as K
+    who = "categorical_generalized_cross_entropy"
+    y_pred = _prediction(y_pred, who)
+    if y_pred._value.ndim < 1:
+        raise ValueError(f"{who}: y_pred must have a class axis, got a scalar")
+    y_true = _target_like(y_true, y_pred, who, dtype=np.int32)
+    one_hot = K.cast(K.one_hot(y_true, int(y_pred._value.shape[-1])), y_pred.dtype)
+    p = _r.reduce_sum(y_pred * one_hot, axis=-1)
+    return (1.0 - _m.pow(p, q)) / q
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 mape = MAPE = mean_absolute_percentage_error
@@ -750,6 +850,56 @@ class CTC(_Plain):
         super().__init__(ctc, reduction=reduction, name=name, dtype=dtype)
 
 
+class Dice(LossFunctionWrapper):
+    """Dice loss ``1 - 2 * sum(y_true * y_pred) / (sum(y_true) + sum(y_pred))`` over
+    ``axis`` (default: every axis), as Keras 3's ``keras.losses.Dice``."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None):
+        super().__init__(dice, reduction=reduction, name=name, dtype=dtype,
+                         axis=_loss_axis(axis, "Dice"))
+        self.axis = self._fn_kwargs["axis"]
+
+
+class Tversky(LossFunctionWrapper):
+    """Tversky loss weighing false positives by ``alpha`` and false negatives by ``beta``
+    (0.5 each: the Dice loss) over ``axis``, as Keras 3's ``keras.losses.Tversky``."""
+
+    def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky",
+                 axis=None, dtype=None):
+        super().__init__(tversky, reduction=reduction, name=name, dtype=dtype, alpha=alpha,
+                         beta=beta, axis=_loss_axis(axis, "Tversky"))
+        self.alpha = alpha
+        self.beta = beta
+        self.axis = self._fn_kwargs["axis"]
+
+
+class Circle(LossFunctionWrapper):
+    """Circle loss between integer labels and L2-normalized embeddings of the batch, as
+    Keras 3's ``keras.losses.Circle`` (the mean runs over the samples whose loss is > 0)."""
+
+    def __init__(self, gamma=80.0, margin=0.4, remove_diagonal=True,
+                 reduction="sum_over_batch_size", name="circle", dtype=None):
+        super().__init__(circle, reduction=reduction, name=name, dtype=dtype, gamma=gamma,
+                         margin=margin, remove_diagonal=remove_diagonal)
+        self.gamma = gamma
+        self.margin = margin
+        self.remove_diagonal = remove_diagonal
+
+
+class CategoricalGeneralizedCrossEntropy(LossFunctionWrapper):
+    """Generalized cross-entropy ``(1 - p ** q) / q`` of integer labels, ``q`` in (0, 1),
+    as Keras 3's ``keras.losses.CategoricalGeneralizedCrossEntropy``."""
+
+    def __init__(self, q=0.5, reduction="sum_over_batch_size",
+                 name="categorical_generalized_cross_entropy", dtype=None):
+        if not 0 < q < 1:
+            raise ValueError(f"CategoricalGeneralizedCrossEntropy: q must be in the interval "
+                             f"(0, 1), got q={q}")
+        super().__init__(categorical_generalized_cross_entropy, reduction=reduction,
+                         name=name, dtype=dtype, q=q)
+        self.q = q
+
+
 def _check_smoothing(value, who):
     if not 0.0 <= float(value) <= 1.0:
         raise ValueError(f"{who}: label_smoothing must be in [0, 1], got {value}")
@@ -770,13 +920,14 @@ _CLASSES = {c.__name__: c for c in (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, CosineSimilarity, Huber, LogCosh, Hinge, SquaredHinge,
     CategoricalHinge, KLDivergence, Poisson, BinaryCrossentropy, BinaryFocalCrossentropy,
-    CategoricalCrossentropy, CategoricalFocalCrossentropy, SparseCategoricalCrossentropy, CTC)}
+    CategoricalCrossentropy, CategoricalFocalCrossentropy, SparseCategoricalCrossentropy, CTC,
+    Dice, Tversky, Circle, CategoricalGeneralizedCrossEntropy)}
 _FUNCTIONS = {f.__name__: f for f in (
     mean_squared_error, mean_absolute_error, mean_absolute_percentage_error,
     mean_squared_logarithmic_error, cosine_similarity, huber, log_cosh, hinge, squared_hinge,
     categorical_hinge, kl_divergence, poisson, binary_crossentropy, binary_focal_crossentropy,
     categorical_crossentropy, categorical_focal_crossentropy, sparse_categorical_crossentropy,
-    ctc)}
+    ctc, dice, tversky, circle, categorical_generalized_cross_entropy)}
 _FUNCTIONS.update({
     "mse": mean_squared_error, "MSE": mean_squared_error, "mae": mean_absolute_error,
     "MAE": mean_absolute_error, "mape": mean_absolute_percentage_error,
