@@ -141,3 +141,10 @@ from . import sparse
 from .sparse import SparseTensor, SparseTensorSpec
 from . import sets
 __all__ += ["sparse", "SparseTensor", "SparseTensorSpec", "sets"]
+
+from .misc_extra import (matrix_square_root, eig, eigvals, fftnd, ifftnd, rfftnd, irfftnd,
+                         bitcast, fingerprint, timestamp, edit_distance, extract_volume_patches,
+                         random_index_shuffle)
+__all__ += ["matrix_square_root", "eig", "eigvals", "fftnd", "ifftnd", "rfftnd", "irfftnd",
+            "bitcast", "fingerprint", "timestamp", "edit_distance", "extract_volume_patches",
+            "random_index_shuffle"]

@@ -15,6 +15,7 @@ from .ops.reduce import (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce
                          cumsum, cumprod, argmax, argmin, count_nonzero, reduce_euclidean_norm)
 from .ops.core import cast  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
+from .misc_extra import approx_max_k, approx_min_k  # noqa: F401
 from .ops.scatter import (unsorted_segment_sum, unsorted_segment_mean,  # noqa: F401
                           unsorted_segment_sqrt_n, unsorted_segment_max, unsorted_segment_min,
                           segment_sum, segment_mean, segment_max, segment_min,

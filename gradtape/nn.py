@@ -25,6 +25,7 @@ from .ops.nn import (in_top_k, weighted_cross_entropy_with_logits, log_poisson_l
 from .distribute import compute_average_loss, scale_regularization_loss
 
 from .ops.sorting import top_k
+from .misc_extra import approx_max_k, approx_min_k
 
 __all__ = [
     "pool", "conv_transpose", "sufficient_statistics", "scale_regularization_loss",
@@ -44,6 +45,7 @@ __all__ = [
 
 from .sparse import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: E402
 __all__ += ["embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
+__all__ += ["approx_max_k", "approx_min_k"]
 
 from .ctc import (ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder,  # noqa: E402
                   collapse_repeated, ctc_unique_labels)

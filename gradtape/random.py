@@ -27,6 +27,7 @@ equally distributed) numbers.
 """
 from __future__ import annotations
 
+import enum
 import threading
 
 import numpy as np
@@ -1241,3 +1242,17 @@ from .nn_extra import (log_uniform_candidate_sampler, uniform_candidate_sampler,
 __all__ += ["log_uniform_candidate_sampler", "uniform_candidate_sampler",
             "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
             "all_candidate_sampler"]
+
+
+class Algorithm(enum.Enum):
+    """``tf.random.Algorithm``: the RNG algorithm names TF's ``alg`` arguments take (with
+    TF's values). gradtape accepts them and draws from its own generators whatever the
+    choice."""
+    PHILOX = 1
+    THREEFRY = 2
+    AUTO_SELECT = 3
+
+
+__all__ += ["Algorithm"]
+experimental.Algorithm = Algorithm            # also tf.random.experimental.Algorithm
+experimental.__all__.append("Algorithm")

@@ -45,7 +45,7 @@ from . import io as _io
 from ._proto import field_bytes as _field_bytes, field_varint as _field_int, varint as _varint
 
 __all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "scalar", "histogram",
-           "text", "image", "write", "record_if", "should_record_summaries", "flush",
+           "text", "image", "audio", "write", "record_if", "should_record_summaries", "flush",
            "experimental"]
 
 DEFAULT_BUCKET_COUNT = 30          # tf.summary.histogram's default
@@ -679,6 +679,39 @@ def image(name, data, step=None, max_outputs=3, description=None):
 
     return _emit(tag, data, step, _metadata("images", description=description), encode,
                  "image")
+
+
+def audio(name, data, sample_rate, step=None, max_outputs=3, encoding=None,
+          description=None):
+    """Write up to ``max_outputs`` clips of ``data`` (``[k, t, c]`` float32 in [-1, 1]) as
+    16-bit WAV files (``gt.audio.encode_wav``), for TensorBoard's "Audio" dashboard, as
+    ``tf.summary.audio``: a ``[k, 2]`` string tensor of (wav, empty label) rows, with the
+    audio plugin's metadata (``AudioPluginData`` encoding WAV). Only ``encoding="wav"``
+    (the default) exists."""
+    from . import audio as _audio
+    if encoding is None:
+        encoding = "wav"
+    if encoding != "wav":
+        raise ValueError(f"Unknown encoding: {encoding!r}")
+    tag = _tag(name, "audio")
+
+    def encode(value):
+        arr = _host_array(value, "audio")
+        if arr.ndim != 3:
+            raise ValueError(f"audio: data must have rank 3 ([k, t, c]), got shape "
+                             f"{arr.shape} for {name!r}")
+        limit = int(max_outputs.numpy()) if _is_tensor(max_outputs) else int(max_outputs)
+        if limit < 0:
+            raise _io.InvalidArgumentError(f"audio: max_outputs must be >= 0, got {limit}")
+        out = np.empty((min(limit, arr.shape[0]), 2), dtype=object)
+        for i in range(out.shape[0]):
+            out[i, 0] = _audio.encode_wav(arr[i].astype(np.float32), sample_rate).numpy()
+            out[i, 1] = b""
+        return _tensor_proto(out)
+
+    # AudioPluginData: version 0 (the default, not written), encoding WAV (11)
+    meta = _metadata("audio", _field_int(2, 11), description=description)
+    return _emit(tag, data, step, meta, encode, "audio")
 
 
 def write(tag, tensor, step=None, metadata=None, name=None):

@@ -24,6 +24,9 @@ __all__ = ["Checkpoint", "CheckpointError", "CheckpointLoadStatus", "CheckpointM
 # the tf.train protocol messages of serialized examples (hand-written wire format)
 from ._proto import (BytesList, Example, Feature, FeatureList, FeatureLists,  # noqa: E402
                      Features, FloatList, Int64List, SequenceExample)
+from .misc_extra import (CheckpointOptions, CheckpointState,  # noqa: E402
+                         get_checkpoint_state)
+__all__ += ["CheckpointOptions", "CheckpointState", "get_checkpoint_state"]
 
 
 class ExponentialMovingAverage:
