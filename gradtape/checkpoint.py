@@ -372,8 +372,11 @@ class Checkpoint:
         return targets, optimizers, var_paths, by_id
 
     # --- saving ------------------------------------------------------------------------------
-    def write(self, file_path) -> str:
-        """Write the checkpoint to exactly ``file_path`` (no counter, no state file)."""
+    def write(self, file_path, options=None) -> str:
+        """Write the checkpoint to exactly ``file_path`` (no counter, no state file).
+        ``options`` (a ``gt.train.CheckpointOptions``) is accepted as TF's and changes nothing:
+        gradtape writes from the host, synchronously."""
+        _check_options(options, "Checkpoint.write")
         targets, optimizers, var_paths, by_id = self._state()
         arrays = {n: _host(v) for n, v in targets.items()}
         for name, opt in optimizers:
@@ -382,10 +385,11 @@ class Checkpoint:
                     arrays[f"{name}/slots/{slot_name}/{path}"] = _host(slot)
         return write_arrays(file_path, arrays, "checkpoint")
 
-    def save(self, file_prefix) -> str:
+    def save(self, file_prefix, options=None) -> str:
         """Write ``{file_prefix}-{n}.safetensors`` (``n`` counts saves) and record it as the
         latest checkpoint of its directory; returns TF's checkpoint path ``{file_prefix}-{n}``
         (what ``restore`` and ``latest_checkpoint`` take and give)."""
+        _check_options(options, "Checkpoint.save")
         n = int(self.save_counter.numpy()) + 1
         path = f"{os.fspath(file_prefix)}-{n}"
         self.save_counter.assign(np.int64(n))
@@ -398,10 +402,10 @@ class Checkpoint:
         return path
 
     # --- restoring ---------------------------------------------------------------------------
-    def read(self, save_path) -> CheckpointLoadStatus:
-        return self.restore(save_path)
+    def read(self, save_path, options=None) -> CheckpointLoadStatus:
+        return self.restore(save_path, options)
 
-    def restore(self, save_path) -> CheckpointLoadStatus:
+    def restore(self, save_path, options=None) -> CheckpointLoadStatus:
         """Restore the objects from ``save_path`` (with or without the ``.safetensors``
         suffix); ``None`` (no checkpoint yet, as ``latest_checkpoint`` gives on a first run)
         restores nothing.
@@ -410,6 +414,7 @@ class Checkpoint:
         one side has is reported by the returned status (``assert_consumed()``). Shapes,
         dtypes and optimizer slots are checked first, and on any mismatch (or a file with
         no value in common, or values for a model not built yet) nothing changes."""
+        _check_options(options, "Checkpoint.restore")
         if save_path is None:
             return InitializationOnlyStatus()
         path = _file_of(os.fspath(save_path))
@@ -602,9 +607,10 @@ class CheckpointManager:
     def checkpoint_interval(self):
         return self._interval
 
-    def save(self, checkpoint_number=None, check_interval=True):
+    def save(self, checkpoint_number=None, check_interval=True, options=None):
         """Write a checkpoint numbered ``checkpoint_number`` (by default the checkpoint's save
         counter, advanced by one), remove those beyond ``max_to_keep`` and return its path."""
+        _check_options(options, "CheckpointManager.save")
         if self._interval is not None and check_interval:
             step = int(self._step_counter.numpy() if hasattr(self._step_counter, "numpy")
                        else self._step_counter)
@@ -747,3 +753,13 @@ def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None, time
         wait = min_interval_secs - (time.time() - start)
         if wait > 0:
             time.sleep(wait)
+
+
+def _check_options(options, who):
+    """TF's ``options=`` argument of the checkpoint calls: None or a CheckpointOptions."""
+    if options is None:
+        return
+    from .misc_extra import CheckpointOptions
+    if not isinstance(options, CheckpointOptions):
+        raise TypeError(f"{who}: options must be a gt.train.CheckpointOptions, got "
+                        f"{type(options).__name__}")

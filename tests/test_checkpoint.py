@@ -369,3 +369,18 @@ def test_a_checkpoint_path_means_its_safetensors_file_when_both_exist(tmp_path):
     ckpt.restore(manager.latest_checkpoint)
     np.testing.assert_array_equal(w.numpy(), [7.0, 7.0])
     assert path == manager.latest_checkpoint and manager.save().endswith("ckpt-2")
+
+
+def test_checkpoint_calls_take_tf_options(tmp_path):
+    v = gt.Variable([1.0, 2.0])
+    ckpt = gt.train.Checkpoint(v=v)
+    opts = gt.train.CheckpointOptions()
+    path = ckpt.save(str(tmp_path / "c"), options=opts)
+    v.assign([0.0, 0.0])
+    ckpt.restore(path, options=opts)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    ckpt.write(str(tmp_path / "w.safetensors"), options=opts)
+    manager = gt.train.CheckpointManager(ckpt, str(tmp_path / "m"), max_to_keep=1)
+    assert manager.save(options=opts) is not None
+    with pytest.raises(TypeError, match="CheckpointOptions"):
+        ckpt.save(str(tmp_path / "c"), options={"enable_async": True})
