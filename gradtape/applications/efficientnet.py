@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import math
 
-from .. import keras_ops as ops
 from .. import layers
 from ..layers import Model
 from . import imagenet_utils
@@ -114,10 +113,8 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size,  # noqa: N8
         x = layers.Dense(classes, activation=classifier_activation,
                          kernel_initializer=_initializer(DENSE_KERNEL_INITIALIZER),
                          name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    else:
+        x = imagenet_utils.pool(x, pooling, named=True)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     if weights == "imagenet":
         file_name = name + (".h5" if include_top else "_notop.h5")

@@ -220,10 +220,8 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size,  # noqa: 
         x = layers.Dense(classes, activation=classifier_activation,
                          kernel_initializer=_initializer(DENSE_KERNEL_INITIALIZER),
                          bias_initializer=initializers.Constant(0.0), name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    else:
+        x = imagenet_utils.pool(x, pooling, named=True)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     if weights == "imagenet":
         file_name = name + (".h5" if include_top else "_notop.h5")

@@ -233,6 +233,16 @@ def model_input(input_tensor, input_shape):
     return input_tensor
 
 
+def pool(x, pooling, named=False):
+    """The headless model's pooling (``pooling`` None, ``"avg"`` or ``"max"``), the layers
+    named ``avg_pool``/``max_pool`` where the family's Keras code names them (``named``)."""
+    if pooling == "avg":
+        return _layers.GlobalAveragePooling2D(name="avg_pool" if named else None)(x)
+    if pooling == "max":
+        return _layers.GlobalMaxPooling2D(name="max_pool" if named else None)(x)
+    return x
+
+
 def source_inputs(input_tensor, img_input):
     """The inputs of the functional model: the ``Input`` tensors ``input_tensor`` derives
     from, or the new input."""

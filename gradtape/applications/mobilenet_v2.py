@@ -79,10 +79,8 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
         x = layers.GlobalAveragePooling2D()(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    else:
+        x = imagenet_utils.pool(x, pooling)
     inputs = imagenet_utils.source_inputs(input_tensor, img_input)
     if name is None:
         name = f"mobilenetv2_{alpha:0.2f}_{rows}"

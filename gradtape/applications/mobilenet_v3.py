@@ -94,10 +94,8 @@ def MobileNetV3(stack_fn, last_point_ch, input_shape=None, alpha=1.0,  # noqa: N
         x = layers.Flatten()(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         x = layers.Activation(activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    else:
+        x = imagenet_utils.pool(x, pooling, named=True)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     if weights == "imagenet":
         model_name = "{}{}_224_{}_float".format(model_type,

@@ -46,10 +46,8 @@ def ResNet(stack_fn, preact, use_bias, include_top=True, weights="imagenet",  # 
         x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    else:
+        x = imagenet_utils.pool(x, pooling, named=True)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     if weights == "imagenet" and weights_name in WEIGHTS_HASHES:
         top = include_top

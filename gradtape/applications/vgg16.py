@@ -34,10 +34,8 @@ def _vgg(convs, include_top, weights, input_tensor, input_shape, pooling, classe
         x = layers.Dense(4096, activation="relu", name="fc2")(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    else:
+        x = imagenet_utils.pool(x, pooling)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     origin, file_hash = files[0] if include_top else files[1]
     imagenet_utils.load_weights(model, weights, origin.rpartition("/")[2], origin, file_hash)

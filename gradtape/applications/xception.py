@@ -70,10 +70,8 @@ def Xception(include_top=True, weights="imagenet", input_tensor=None,  # noqa: N
         x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    else:
+        x = imagenet_utils.pool(x, pooling)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     if include_top:
         origin, file_hash = WEIGHTS_PATH, "0a58e3b7378bc2990ea3b43d5981f1f6"
