@@ -4071,20 +4071,29 @@ def _patches(x, size, strides, dilation_rate, padding, data_format, nsp):
     return _sh.squeeze(out, [0]) if single else out
 
 
-def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
-               right_padding=None, target_height=None, target_width=None, data_format=None):
-    """``images`` padded with zeros (two of ``top_padding``, ``bottom_padding``,
-    ``target_height`` given, and two of the width ones)."""
+def _image_sides(images, data_format, kind, heights, widths):
+    """The checks pad_images and crop_images share: ``images`` as a tensor of rank 3 or 4,
+    exactly two of ``(top_<kind>, bottom_<kind>, target_height)`` given, and two of
+    ``(left_<kind>, right_<kind>, target_width)``; returns ``(x, channels_last, height,
+    width)``."""
     x = _tensor(images)
     if x._value.ndim not in (3, 4):
         raise ValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 "
                          f"(batch of images). Received: images.shape={tuple(x._value.shape)}")
-    _check_two(("top_padding", top_padding), ("bottom_padding", bottom_padding),
-               ("target_height", target_height))
-    _check_two(("left_padding", left_padding), ("right_padding", right_padding),
-               ("target_width", target_width))
+    _check_two(*zip((f"top_{kind}", f"bottom_{kind}", "target_height"), heights))
+    _check_two(*zip((f"left_{kind}", f"right_{kind}", "target_width"), widths))
     cl = _data_format(data_format) == "channels_last"
     h, w = x._value.shape[-3:-1] if cl else x._value.shape[-2:]
+    return x, cl, h, w
+
+
+def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
+               right_padding=None, target_height=None, target_width=None, data_format=None):
+    """``images`` padded with zeros (two of ``top_padding``, ``bottom_padding``,
+    ``target_height`` given, and two of the width ones)."""
+    x, cl, h, w = _image_sides(images, data_format, "padding",
+                               (top_padding, bottom_padding, target_height),
+                               (left_padding, right_padding, target_width))
     if top_padding is None:
         top_padding = target_height - bottom_padding - h
     if bottom_padding is None:
@@ -4118,16 +4127,9 @@ def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=N
                 right_cropping=None, target_height=None, target_width=None, data_format=None):
     """``images`` cropped (two of ``top_cropping``, ``bottom_cropping``, ``target_height``
     given, and two of the width ones)."""
-    x = _tensor(images)
-    if x._value.ndim not in (3, 4):
-        raise ValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 "
-                         f"(batch of images). Received: images.shape={tuple(x._value.shape)}")
-    _check_two(("top_cropping", top_cropping), ("bottom_cropping", bottom_cropping),
-               ("target_height", target_height))
-    _check_two(("left_cropping", left_cropping), ("right_cropping", right_cropping),
-               ("target_width", target_width))
-    cl = _data_format(data_format) == "channels_last"
-    h, w = x._value.shape[-3:-1] if cl else x._value.shape[-2:]
+    x, cl, h, w = _image_sides(images, data_format, "cropping",
+                               (top_cropping, bottom_cropping, target_height),
+                               (left_cropping, right_cropping, target_width))
     if top_cropping is None:
         top_cropping = h - target_height - bottom_cropping
     if target_height is None:
