@@ -26,7 +26,8 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regular
            "preprocessing", "mixed_precision", "random", "config", "Sequential", "Model",
            "Layer", "Input", "InputLayer", "KerasTensor", "Loss", "Metric", "Optimizer",
            "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy",
-           "ops", "datasets", "applications"]
+           "ops", "datasets", "applications", "tree", "dtype_policies", "FloatDTypePolicy",
+           "RematScope", "remat", "device", "version"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -893,6 +894,26 @@ Initializer = initializers.Initializer
 Regularizer = regularizers.Regularizer
 InputSpec = layers.InputSpec
 DTypePolicy = _mp.DTypePolicy
+FloatDTypePolicy = _mp.FloatDTypePolicy
+
+dtype_policies = _namespace(
+    "dtype_policies", "Keras' dtype policies: DTypePolicy, FloatDTypePolicy, DTypePolicyMap, "
+    "get, serialize, deserialize (gradtape has no quantized policies).",
+    DTypePolicy=_mp.DTypePolicy, FloatDTypePolicy=_mp.FloatDTypePolicy,
+    DTypePolicyMap=_mp.DTypePolicyMap, get=_mp.get, serialize=_mp.serialize,
+    deserialize=_mp.deserialize)
+
+from . import keras_tree as tree  # noqa: E402
+from .keras_remat import RematScope, remat  # noqa: E402
+from .backend import device_scope as device  # noqa: E402
+
+
+def version() -> str:
+    """The Keras version whose API ``gt.keras`` follows."""
+    return "3.15.1"
+
+
+__version__ = version()
 from . import applications  # noqa: E402  (keras.applications: the ImageNet models)
 
 
@@ -906,7 +927,8 @@ def _register_submodules():
              "preprocessing": preprocessing, "preprocessing.sequence": _sequence,
              "mixed_precision": mixed_precision, "random": random, "config": config,
              "optimizers.schedules": optimizers.schedules, "ops": ops, "ops.numpy": ops.numpy,
-             "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image}
+             "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image,
+             "tree": tree, "dtype_policies": dtype_policies}
     table.update(_kd.SUBMODULES)
     table["applications"] = applications
     table.update({f"applications.{k}": v for k, v in applications.SUBMODULES.items()})

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import initializers as _init
 from . import keras_graph as _kg
+from . import keras_remat as _remat
 from . import mixed_precision as _mp
 from . import nest as _nest
 from .backend import current_device, device_scope
@@ -68,7 +69,7 @@ __all__ = ["Module", "Layer", "Model", "InputSpec", "Sequential", "Dense", "Conv
            "StringLookup", "TextVectorization", "EinsumDense", "RMSNormalization",
            "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "Wrapper",
-           "SpectralNormalization", "ThresholdedReLU", "Convolution3D",
+           "SpectralNormalization", "ThresholdedReLU", "ReversibleEmbedding", "Convolution3D",
            "Convolution3DTranspose", "SeparableConvolution1D", "SeparableConvolution2D",
            "AutoContrast", "Equalization", "Solarization", "RandomInvert", "RandomGrayscale",
            "RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
@@ -753,6 +754,8 @@ class Layer(Module):
             if not self.autocast:
                 self._mp_no_autocast = True         # (Keras: no input cast, no autocast)
         self._set_dtype_policy(dtype)
+        if _remat._STACK:                        # made inside a keras.RematScope
+            self.__dict__["_remat_mode"] = _remat.get_current_remat_mode()
         # Keras' input_shape= (per example), input_dim= or batch_input_shape=: a Sequential
         # whose first layer has one builds itself at construction.
         if kwargs.get("batch_input_shape") is not None:
@@ -871,6 +874,8 @@ class Layer(Module):
                 policy = _mp.get(dtype)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{who}: {exc}") from None
+        if isinstance(policy, _mp.DTypePolicyMap):    # the entry for this layer's path
+            policy = policy[self.name]
         d = self.__dict__
         d["_dtype_policy"] = policy
         d["_dtype"] = np.dtype(policy.variable_dtype)
@@ -1091,11 +1096,12 @@ class Layer(Module):
         scope = _mp.enter(self) if mixed else None
         stack.append(level)
         try:
+            call = self.call if self._remat_mode is None else _remat.layer_call(self, x)
             if dev is None or dev is current_device():
-                out = self.call(x, *args, **kwargs)
+                out = call(x, *args, **kwargs)
             else:
                 with device_scope(dev):
-                    out = self.call(x, *args, **kwargs)
+                    out = call(x, *args, **kwargs)
             if mixed:
                 out = _mp.finish_output(self, out)
             if self._activity_regularizer is not None:
@@ -1112,6 +1118,9 @@ class Layer(Module):
 
     #: Whether the layer passes its input's mask on unchanged (Keras' ``supports_masking``).
     supports_masking = False
+
+    #: The ``keras.RematScope`` settings the layer was made under (``None``: none).
+    _remat_mode = None
 
     def compute_mask(self, inputs, mask=None):
         """The mask of this layer's output: the input's when :attr:`supports_masking`,
@@ -2761,7 +2770,8 @@ from .layers_preprocessing import (RandomRotation, RandomZoom, RandomTranslation
 from .layers_more import (EinsumDense, RMSNormalization, AdaptiveAveragePooling1D,  # noqa: E402
                           AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
                           AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D,
-                          Wrapper, SpectralNormalization, ThresholdedReLU)
+                          Wrapper, SpectralNormalization, ThresholdedReLU,
+                          ReversibleEmbedding)
 from .layers_conv_rnn import (ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,  # noqa: E402
                               GroupQueryAttention)
 # (keras.utils' FeatureSpace is a layer too: here, load_model finds it when reading files)

@@ -1,5 +1,5 @@
 """More of Keras 3's layers: ``EinsumDense``, ``RMSNormalization``, the adaptive poolings,
-``Wrapper`` and ``SpectralNormalization``, ``ThresholdedReLU``.
+``Wrapper`` and ``SpectralNormalization``, ``ThresholdedReLU``, ``ReversibleEmbedding``.
 
 Each follows Keras 3.15 (weights, their shapes and order, ``get_config`` keys, errors) so a
 model written for ``tf.keras`` builds, trains and saves the same way here.
@@ -11,13 +11,13 @@ import re
 import numpy as np
 
 from . import initializers as _init
-from .layers import (InputSpec, Layer, _activation_name, _bias_activation, _kernel_options,
-                     _LoRA, _lora_property, _no_quantization, _positive_int)
+from .layers import (Embedding, InputSpec, Layer, _activation_name, _bias_activation,
+                     _kernel_options, _LoRA, _lora_property, _no_quantization, _positive_int)
 
 __all__ = ["EinsumDense", "RMSNormalization", "AdaptiveAveragePooling1D",
            "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
            "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "Wrapper", "SpectralNormalization",
-           "ThresholdedReLU"]
+           "ThresholdedReLU", "ReversibleEmbedding"]
 
 
 # --- EinsumDense ------------------------------------------------------------------------------
@@ -434,3 +434,86 @@ class ThresholdedReLU(Layer):
 
     def get_config(self):
         return {**super().get_config(), "theta": self.theta}
+
+
+# --- ReversibleEmbedding ----------------------------------------------------------------------
+
+class ReversibleEmbedding(Embedding):
+    """An :class:`Embedding` that also projects back to the vocabulary
+    (``keras.layers.ReversibleEmbedding``): ``layer(ids)`` embeds, ``layer(h, reverse=True)``
+    gives the logits ``h @ embeddings^T`` (with ``tie_weights=False``, ``h @
+    reverse_embeddings``, a separate ``(output_dim, input_dim)`` weight). ``reverse_dtype``
+    casts both operands of the projection; ``logit_soft_cap`` bounds the logits as
+    ``tanh(logits / cap) * cap``. The mask (``mask_zero``) is the forward call's only."""
+
+    def __init__(self, input_dim, output_dim, tie_weights=True, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
+                 reverse_dtype=None, logit_soft_cap=None, **kwargs):
+        super().__init__(input_dim, output_dim, embeddings_initializer=embeddings_initializer,
+                         embeddings_regularizer=embeddings_regularizer,
+                         embeddings_constraint=embeddings_constraint, mask_zero=mask_zero,
+                         **kwargs)
+        self.tie_weights = bool(tie_weights)
+        self.reverse_dtype = reverse_dtype
+        if logit_soft_cap is not None and not float(logit_soft_cap) > 0:
+            raise ValueError(f"ReversibleEmbedding: logit_soft_cap must be positive, got "
+                             f"{logit_soft_cap!r}")
+        self.logit_soft_cap = logit_soft_cap
+        self.input_spec = None              # ids forward, float hidden states in reverse
+
+    def build(self, input_shape=None):
+        super().build(input_shape)
+        if not self.tie_weights:
+            self.reverse_embeddings = self.add_weight(
+                "reverse_embeddings", (self.output_dim, self.input_dim),
+                self.embeddings_initializer)
+
+    def _convert_input(self, x):
+        from .tensor import Tensor, convert_to_tensor
+        t = x if isinstance(x, Tensor) else convert_to_tensor(x)
+        return t if t._value.dtype.kind == "f" else super()._convert_input(t)
+
+    def call(self, inputs, reverse=False):
+        from . import math as _math
+        from .ops import core as _core
+        from .ops import linalg as _la
+        from .ops import shape as _sh
+        if not reverse:
+            ids = super()._convert_input(inputs)
+            out = super().call(ids)
+            if self.mask_zero:
+                from .layers import _attach_masks
+                _attach_masks(out, Embedding.compute_mask(self, ids))
+            return out
+        if inputs._value.dtype.kind != "f":
+            raise TypeError(f"ReversibleEmbedding layer '{self.name}': reverse=True takes "
+                            f"float hidden states, got {inputs._value.dtype.name}")
+        if inputs.shape[-1] != self.output_dim:
+            raise ValueError(f"ReversibleEmbedding layer '{self.name}': reverse=True takes "
+                             f"inputs whose last axis is output_dim={self.output_dim}, got "
+                             f"shape {tuple(inputs.shape)}")
+        kernel = (_sh.transpose(self.embeddings) if self.tie_weights
+                  else self.reverse_embeddings)
+        kernel = _core.cast(kernel, inputs.dtype) if kernel.dtype != inputs.dtype else kernel
+        if self.reverse_dtype is not None:
+            inputs = _core.cast(inputs, self.reverse_dtype)
+            kernel = _core.cast(kernel, self.reverse_dtype)
+        logits = _la.matmul(inputs, kernel)
+        if self.logit_soft_cap is not None:
+            cap = float(self.logit_soft_cap)
+            logits = _math.tanh(logits / cap) * cap
+        return logits
+
+    def compute_mask(self, inputs, mask=None):
+        return None                         # (the forward call attaches its own, as Keras)
+
+    def compute_output_shape(self, input_shape, reverse=False):
+        shape = list(input_shape)
+        if reverse:
+            shape[-1] = self.input_dim
+            return tuple(shape)
+        return tuple(shape) + (self.output_dim,)
+
+    def get_config(self):
+        return {**super().get_config(), "tie_weights": self.tie_weights,
+                "reverse_dtype": self.reverse_dtype, "logit_soft_cap": self.logit_soft_cap}

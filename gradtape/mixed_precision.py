@@ -49,17 +49,21 @@ computes the losses and metrics in float32 and scales the loss.
 """
 from __future__ import annotations
 
+import re as _re
 import threading
 import weakref
+from collections.abc import MutableMapping as _MutableMapping
 
 import numpy as np
 
 from . import nest as _nest
 from .ops.core import cast as _cast
 from .optimizers import LossScaleOptimizer
+
 from .tensor import Tensor as _Tensor, Variable as _Variable, convert_to_tensor as _convert
 
-__all__ = ["DTypePolicy", "Policy", "global_policy", "set_global_policy", "dtype_policy",
+__all__ = ["DTypePolicy", "Policy", "FloatDTypePolicy", "DTypePolicyMap", "serialize",
+           "deserialize", "global_policy", "set_global_policy", "dtype_policy",
            "set_dtype_policy", "LossScaleOptimizer"]
 
 _FLOATS = ("float16", "float32", "float64")
@@ -147,6 +151,146 @@ class DTypePolicy:
 
 Policy = DTypePolicy
 
+
+class FloatDTypePolicy(DTypePolicy):
+    """Keras 3's other name of :class:`DTypePolicy` (a subclass of it, as Keras')."""
+
+
+class DTypePolicyMap(DTypePolicy, _MutableMapping):
+    """Layer paths mapped to :class:`DTypePolicy` (``keras.dtype_policies.DTypePolicyMap``).
+
+    A key is a layer path (``"encoder/dense"``) or a regular expression matched against the
+    whole path (``"encoder/.*"``); lookup tries the exact key first, then the patterns (more
+    than one matching is a ``ValueError``), then :attr:`default_policy`. A layer given a map
+    as ``dtype=`` takes the entry for its name. As a policy itself, the map is its default's.
+    """
+
+    def __init__(self, default_policy=None, policy_map=None):
+        if isinstance(default_policy, DTypePolicyMap):
+            raise ValueError("`default_policy` cannot be a `DTypePolicyMap`.")
+        if policy_map is not None and not isinstance(policy_map, dict):
+            raise TypeError("If specified, `policy_map` must be a dict. Received: "
+                            f"policy_map={policy_map} of type {type(policy_map)}")
+        self._default_policy_arg = default_policy
+        self._default_policy = get(default_policy) if default_policy is not None else None
+        self._policy_map = {}
+        for key, policy in (policy_map or {}).items():
+            self[key] = policy
+
+    @property
+    def default_policy(self) -> DTypePolicy:
+        """The policy of paths no key matches (the global policy when none was given)."""
+        return self._default_policy if self._default_policy is not None else global_policy()
+
+    @property
+    def name(self) -> str:
+        return f"map_{self.default_policy.name}"
+
+    @property
+    def _name(self):
+        return self.name
+
+    @property
+    def compute_dtype(self) -> str:
+        return self.default_policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        return self.default_policy.variable_dtype
+
+    @property
+    def _compute_dtype(self):
+        return self.default_policy.compute_dtype
+
+    @property
+    def _variable_dtype(self):
+        return self.default_policy.variable_dtype
+
+    def __getitem__(self, key):
+        if key in self._policy_map:
+            return self._policy_map[key]
+        matches = [p for p in self._policy_map if _re.fullmatch(p, key)]
+        if len(matches) > 1:
+            raise ValueError(f"Path '{key}' matches multiple dtype policy specification keys: "
+                             f"{matches}. Please make sure each path only matches at most one "
+                             "dtype policy specification key in the DTypePolicyMap.")
+        return self._policy_map[matches[0]] if matches else self.default_policy
+
+    def __setitem__(self, key, policy):
+        if key in self._policy_map:
+            raise ValueError(f"{key} already exist in the DTypePolicyMap with value "
+                             f"{self._policy_map[key]}. Please make sure to not use "
+                             "duplicated keys.")
+        try:
+            policy = get(policy)
+        except Exception:
+            raise ValueError("Cannot interpret the assigned value by `keras.dtype_policies."
+                             f"get`. Received: {policy} of type {type(policy)}") from None
+        self._policy_map[key] = policy
+
+    def __delitem__(self, key):
+        return self._policy_map.pop(key)
+
+    def __contains__(self, key):
+        return key in self._policy_map
+
+    def __iter__(self):
+        return iter(self._policy_map)
+
+    def __len__(self):
+        return len(self._policy_map)
+
+    def get_config(self) -> dict:
+        default = self._default_policy_arg
+        if isinstance(default, DTypePolicy):
+            default = serialize(default)
+        return {"default_policy": default,
+                "policy_map": {k: serialize(v) for k, v in self._policy_map.items()}}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if isinstance(config.get("default_policy"), dict):
+            config["default_policy"] = deserialize(config["default_policy"])
+        config["policy_map"] = {k: deserialize(v) if isinstance(v, dict) else v
+                                for k, v in (config.get("policy_map") or {}).items()}
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<DTypePolicyMap at {hex(id(self))}>"
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+def serialize(dtype_policy) -> dict:
+    """A policy's Keras config: ``{"module": "keras", "class_name": ..., "config": ...,
+    "registered_name": None}``."""
+    if not isinstance(dtype_policy, DTypePolicy):
+        raise TypeError(f"serialize: expected a DTypePolicy, got {dtype_policy!r}")
+    return {"module": "keras", "class_name": type(dtype_policy).__name__,
+            "config": dtype_policy.get_config(), "registered_name": None}
+
+
+_POLICY_CLASSES = {"DTypePolicy": DTypePolicy, "Policy": DTypePolicy,
+                   "FloatDTypePolicy": FloatDTypePolicy, "DTypePolicyMap": DTypePolicyMap}
+
+
+def deserialize(config, custom_objects=None):
+    """The policy a :func:`serialize` config (or a policy name) stands for."""
+    if isinstance(config, str):
+        return get(config)
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"deserialize: cannot interpret {config!r} as a dtype policy config")
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _POLICY_CLASSES.get(name)
+    if cls is None:
+        raise ValueError(f"deserialize: unknown dtype policy class {name!r}; known: "
+                         f"{sorted(_POLICY_CLASSES)}")
+    return cls.from_config(config.get("config") or {})
+
 #: The policy set by set_global_policy (None: floatx's).
 _GLOBAL = [None]
 
@@ -194,6 +338,8 @@ def get(identifier) -> DTypePolicy:
     if isinstance(identifier, str):
         return DTypePolicy(identifier)
     if isinstance(identifier, dict):
+        if identifier.get("class_name") in _POLICY_CLASSES:
+            return deserialize(identifier)
         config = identifier.get("config", identifier)
         name = config.get("name") if isinstance(config, dict) else None
         if not isinstance(name, str):
