@@ -27,7 +27,7 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regular
            "Layer", "Input", "InputLayer", "KerasTensor", "Loss", "Metric", "Optimizer",
            "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy",
            "ops", "datasets", "applications", "tree", "dtype_policies", "FloatDTypePolicy",
-           "RematScope", "remat", "device", "version"]
+           "RematScope", "remat", "device", "version", "wrappers"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -904,6 +904,11 @@ dtype_policies = _namespace(
     deserialize=_mp.deserialize)
 
 from . import keras_tree as tree  # noqa: E402
+from . import keras_wrappers as _wrappers  # noqa: E402
+wrappers = _namespace(
+    "wrappers", "scikit-learn estimators around Keras models.",
+    SKLearnClassifier=_wrappers.SKLearnClassifier, SKLearnRegressor=_wrappers.SKLearnRegressor,
+    SKLearnTransformer=_wrappers.SKLearnTransformer)
 from .keras_remat import RematScope, remat  # noqa: E402
 from .backend import device_scope as device  # noqa: E402
 
@@ -928,7 +933,7 @@ def _register_submodules():
              "mixed_precision": mixed_precision, "random": random, "config": config,
              "optimizers.schedules": optimizers.schedules, "ops": ops, "ops.numpy": ops.numpy,
              "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image,
-             "tree": tree, "dtype_policies": dtype_policies}
+             "tree": tree, "dtype_policies": dtype_policies, "wrappers": wrappers}
     table.update(_kd.SUBMODULES)
     table["applications"] = applications
     table.update({f"applications.{k}": v for k, v in applications.SUBMODULES.items()})

@@ -822,6 +822,11 @@ class TrainingMixin:
         self.stop_training = False
         self._is_compiled = True
 
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`compile` has been called (Keras 3's ``Model.compiled``)."""
+        return bool(self.__dict__.get("_is_compiled"))
+
     def _require_compiled(self, who):
         if not self.__dict__.get("_is_compiled"):
             raise RuntimeError(f"{who}: you must compile the model before training or "
