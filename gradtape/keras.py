@@ -158,6 +158,10 @@ utils = _namespace(
 from . import keras_datasets as _kd  # noqa: E402
 
 utils.get_file = _kd.get_file
+from . import model_plot as _model_plot  # noqa: E402
+
+utils.model_to_dot = _model_plot.model_to_dot
+utils.plot_model = _model_plot.plot_model
 datasets = _kd.datasets
 
 models = _namespace(
