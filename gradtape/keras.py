@@ -27,7 +27,7 @@ __all__ = ["layers", "optimizers", "losses", "metrics", "initializers", "regular
            "Layer", "Input", "InputLayer", "KerasTensor", "Loss", "Metric", "Optimizer",
            "Initializer", "Regularizer", "InputSpec", "Variable", "name_scope", "DTypePolicy",
            "ops", "datasets", "applications", "tree", "dtype_policies", "FloatDTypePolicy",
-           "RematScope", "remat", "device", "version", "wrappers"]
+           "RematScope", "remat", "device", "version", "wrappers", "distillation"]
 
 # ``import gradtape.keras.layers`` and ``from gradtape.keras.utils import to_categorical``
 # work as they do for ``keras``: this module stands as a package (an empty ``__path__``, so
@@ -908,6 +908,13 @@ dtype_policies = _namespace(
     deserialize=_mp.deserialize)
 
 from . import keras_tree as tree  # noqa: E402
+from . import keras_distillation as _distillation  # noqa: E402
+distillation = _namespace(
+    "distillation", "Knowledge distillation: Distiller, LogitsDistillation, "
+    "FeatureDistillation, DistillationLoss.",
+    Distiller=_distillation.Distiller, LogitsDistillation=_distillation.LogitsDistillation,
+    FeatureDistillation=_distillation.FeatureDistillation,
+    DistillationLoss=_distillation.DistillationLoss)
 from . import keras_wrappers as _wrappers  # noqa: E402
 wrappers = _namespace(
     "wrappers", "scikit-learn estimators around Keras models.",
@@ -937,7 +944,8 @@ def _register_submodules():
              "mixed_precision": mixed_precision, "random": random, "config": config,
              "optimizers.schedules": optimizers.schedules, "ops": ops, "ops.numpy": ops.numpy,
              "ops.nn": ops.nn, "ops.linalg": ops.linalg, "ops.image": ops.image,
-             "tree": tree, "dtype_policies": dtype_policies, "wrappers": wrappers}
+             "tree": tree, "dtype_policies": dtype_policies, "wrappers": wrappers,
+             "distillation": distillation}
     table.update(_kd.SUBMODULES)
     table["applications"] = applications
     table.update({f"applications.{k}": v for k, v in applications.SUBMODULES.items()})

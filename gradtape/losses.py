@@ -957,8 +957,22 @@ def get(identifier):
     raise TypeError(f"cannot interpret {identifier!r} as a loss")
 
 
-serialize = _config.serialize
+def serialize(obj) -> dict:
+    """Keras' config of a loss: a Loss object's class and config, or for one of the loss
+    functions ``{"module": "builtins", "class_name": "function", "config": <its name>,
+    "registered_name": "function"}``."""
+    if not isinstance(obj, Loss) and callable(obj):
+        name = getattr(obj, "__name__", None)
+        if _FUNCTIONS.get(name) is not obj:
+            name = next((k for k, f in _FUNCTIONS.items() if f is obj), name)
+        if not isinstance(name, str):
+            raise TypeError(f"serialize: cannot serialize the loss {obj!r}")
+        return {"module": "builtins", "class_name": "function", "config": name,
+                "registered_name": "function"}
+    return _config.serialize(obj)
 
 
 def deserialize(config: dict) -> Loss:
+    if isinstance(config, dict) and config.get("class_name") == "function":
+        return get(config.get("config"))
     return _config.deserialize(config, _CLASSES, "loss", sorted(_CLASSES), fold_case=False)
